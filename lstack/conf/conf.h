@@ -1,0 +1,106 @@
+/*
+ * conf.h - lstack.conf: the parsed configuration and its pure parser.
+ *
+ * Owns: struct lstack_conf (what every other part of lstack reads) and the
+ * table of keys (name, type, default, range, meaning) in conf_keys.def, from
+ * which conf/lstack.conf and docs/config.md are generated and checked.
+ *
+ * The parser is a pure function file -> struct: no DPDK, no lwIP, no global
+ * state, no logging. It reports every problem it finds (not only the first)
+ * as lines "FILE:LINE: key 'K': value 'V': what is allowed".
+ *
+ * Rejected designs:
+ *  - Gazelle's "ignore unknown keys, silently fall back": a typo would run
+ *    with a default the user did not ask for. Unknown keys are errors.
+ *  - One parse function per key: ranges and defaults would live in code and
+ *    in docs separately. They live in one table instead.
+ *  - Accepting a key a later feature will implement with any value: a key
+ *    whose feature is not built yet accepts only the value that behaves.
+ */
+#ifndef LSTACK_CONF_H
+#define LSTACK_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LSTACK_CONF_ENV "LSTACK_CONF_PATH"
+#define LSTACK_CONF_DEFAULT_PATH "/etc/gazelle/lstack.conf"
+#define LSTACK_CONF_MAX_CPUS 64
+#define LSTACK_CONF_MAX_DPDK_ARGS 64
+#define LSTACK_CONF_STR_MAX 108 /* fits a sun_path */
+
+enum lstack_stack_mode {
+    LSTACK_MODE_RUN_TO_COMPLETION = 0, /* app thread polls the stack */
+    LSTACK_MODE_RUN_TO_WAKEUP = 1,     /* stack threads, app woken up */
+};
+
+enum lstack_init_fail {
+    LSTACK_INIT_FAIL_KERNEL = 0, /* say why, carry on on the kernel stack */
+    LSTACK_INIT_FAIL_EXIT = 1,   /* say why, stop the process */
+};
+
+struct lstack_conf {
+    /* EAL arguments, argv[0] excluded. Owned: freed by lstack_conf_free. */
+    int dpdk_argc;
+    char *dpdk_argv[LSTACK_CONF_MAX_DPDK_ARGS];
+
+    /* IPv4, network byte order. */
+    uint32_t host_addr;
+    uint32_t mask_addr;
+    uint32_t gateway_addr;
+
+    /* MAC of the port to use; has_devices false: use the only port. */
+    bool has_devices;
+    uint8_t devices[6];
+
+    /* One stack per listed CPU, in the order given. */
+    int num_cpus;
+    int cpus[LSTACK_CONF_MAX_CPUS];
+
+    enum lstack_stack_mode stack_thread_mode;
+    enum lstack_init_fail init_fail;
+
+    uint32_t tcp_conn_count;
+    uint32_t mbuf_count_per_conn;
+    uint32_t nic_rxqueue_size;
+    uint32_t nic_txqueue_size;
+    uint32_t nic_read_number;
+    uint32_t mem_cache_num;
+    uint32_t rpc_number;
+
+    bool listen_shadow;
+    bool udp_enable;
+    bool low_power_mode;
+
+    int log_level; /* syslog LOG_ERR .. LOG_DEBUG */
+    char unix_prefix[LSTACK_CONF_STR_MAX];
+};
+
+/* Where the config is read from: $LSTACK_CONF_PATH if set and non-empty,
+ * else LSTACK_CONF_DEFAULT_PATH. Returns a pointer into the environment or a
+ * literal; never NULL. Any thread. */
+const char *lstack_conf_path(void);
+
+/* Fill *out with every key's default. Cannot fail. */
+void lstack_conf_defaults(struct lstack_conf *out);
+
+/* Parse the file at path into *out.
+ * Returns 0 on success. On failure returns -1, leaves *out freed (safe to
+ * lstack_conf_free again) and writes a NUL-terminated report into err (one
+ * line per problem, truncated with "..." if errlen is too small).
+ * Pure: touches only its arguments. Any thread. */
+int lstack_conf_load(const char *path, struct lstack_conf *out, char *err, size_t errlen);
+
+/* Same as lstack_conf_load on an in-memory text; name is used in messages. */
+int lstack_conf_parse(const char *text, const char *name, struct lstack_conf *out, char *err,
+                      size_t errlen);
+
+/* Release what *c owns. Idempotent. */
+void lstack_conf_free(struct lstack_conf *c);
+
+/* Write the effective config (every key, defaults included) in lstack.conf
+ * syntax into buf. Returns the length it needed (like snprintf). */
+int lstack_conf_format(const struct lstack_conf *c, char *buf, size_t len);
+
+#endif

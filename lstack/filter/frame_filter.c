@@ -1,0 +1,121 @@
+/*
+ * frame_filter.c - see frame_filter.h.
+ * Headers are read byte by byte (no casts to packed structs), so the code has
+ * no alignment or aliasing assumptions and no dependency on system headers
+ * that clash between DPDK and lwIP.
+ */
+#include "filter/frame_filter.h"
+
+#include <string.h>
+
+#define ETH_HLEN 14
+#define ETHERTYPE_IPV4 0x0800
+#define ETHERTYPE_ARP 0x0806
+#define ARP_LEN 28
+#define IPV4_MIN_HLEN 20
+#define IPPROTO_ICMP_NUM 1
+#define IPPROTO_TCP_NUM 6
+
+static const uint8_t mac_bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+void frame_filter_init(struct frame_filter *f, const uint8_t mac[6], uint32_t addr, uint32_t mask)
+{
+    memcpy(f->mac, mac, 6);
+    f->addr = addr;
+    f->bcast = addr | ~mask;
+}
+
+static enum frame_verdict classify_arp(const uint8_t *a, size_t len)
+{
+    if (len < ARP_LEN)
+        return FRAME_MALFORMED;
+    /* hardware Ethernet (1), protocol IPv4, 6-byte MAC, 4-byte address */
+    if (rd16(a) != 1 || rd16(a + 2) != ETHERTYPE_IPV4 || a[4] != 6 || a[5] != 4)
+        return FRAME_UNSUPPORTED;
+    uint16_t op = rd16(a + 6);
+    if (op != 1 && op != 2)
+        return FRAME_MALFORMED;
+    return FRAME_PASS;
+}
+
+static uint16_t ipv4_header_sum(const uint8_t *h, size_t hlen)
+{
+    uint32_t sum = 0;
+    for (size_t i = 0; i + 1 < hlen; i += 2)
+        sum += rd16(h + i);
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t)sum;
+}
+
+/* src (network byte order) cannot be a peer's address. */
+static int martian_source(const struct frame_filter *f, uint32_t src)
+{
+    const uint8_t *b = (const uint8_t *)&src;
+    return src == f->addr || src == f->bcast || src == 0xffffffffu || b[0] == 127 || b[0] == 0 ||
+           b[0] >= 224;
+}
+
+static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint8_t *ip, size_t len)
+{
+    if (len < IPV4_MIN_HLEN)
+        return FRAME_MALFORMED;
+    if ((ip[0] >> 4) != 4)
+        return FRAME_MALFORMED;
+    size_t hlen = (size_t)(ip[0] & 0x0f) * 4;
+    if (hlen < IPV4_MIN_HLEN || hlen > len)
+        return FRAME_MALFORMED;
+    size_t tot = rd16(ip + 2);
+    if (tot < hlen || tot > len) /* shorter is Ethernet padding: lwIP trims it */
+        return FRAME_MALFORMED;
+    if (ipv4_header_sum(ip, hlen) != 0xffff)
+        return FRAME_BAD_CSUM;
+    uint32_t dst;
+    memcpy(&dst, ip + 16, 4); /* network byte order, like f->addr */
+    if (dst != f->addr && dst != f->bcast && dst != 0xffffffffu)
+        return FRAME_NOT_OURS;
+    /* Only what the stack serves reaches lwIP: every other protocol is code
+     * that can only fail us (the Debian build's UDP-Lite aborts the process
+     * on a checksum coverage longer than the datagram). */
+    uint32_t src;
+    memcpy(&src, ip + 12, 4);
+    if (martian_source(f, src))
+        return FRAME_MARTIAN;
+    if (ip[9] != IPPROTO_ICMP_NUM && ip[9] != IPPROTO_TCP_NUM)
+        return FRAME_UNSUPPORTED;
+    return FRAME_PASS;
+}
+
+enum frame_verdict frame_classify(const struct frame_filter *f, const uint8_t *data, size_t len)
+{
+    if (len < ETH_HLEN)
+        return FRAME_MALFORMED;
+    if (memcmp(data, f->mac, 6) != 0 && memcmp(data, mac_bcast, 6) != 0)
+        return FRAME_NOT_OURS;
+    switch (rd16(data + 12)) {
+    case ETHERTYPE_ARP:
+        return classify_arp(data + ETH_HLEN, len - ETH_HLEN);
+    case ETHERTYPE_IPV4:
+        return classify_ipv4(f, data + ETH_HLEN, len - ETH_HLEN);
+    default:
+        return FRAME_UNSUPPORTED;
+    }
+}
+
+const char *frame_verdict_name(enum frame_verdict v)
+{
+    static const char *const names[FRAME_VERDICT_COUNT] = {
+        [FRAME_PASS] = "pass",
+        [FRAME_NOT_OURS] = "not_ours",
+        [FRAME_MALFORMED] = "malformed",
+        [FRAME_BAD_CSUM] = "bad_csum",
+        [FRAME_UNSUPPORTED] = "unsupported",
+        [FRAME_MARTIAN] = "martian",
+    };
+    return (unsigned)v < FRAME_VERDICT_COUNT ? names[v] : "?";
+}

@@ -1,0 +1,233 @@
+/*
+ * mem_nic.c - two ports wired back to back in memory (see nic.h).
+ *
+ * Owns: a pair of ports that exchange frames through in-process queues, so
+ * that two stacks (two private lwIP copies) can talk TCP to each other in a
+ * unit test with no DPDK, no hugepages and no root. Frames are malloc'd:
+ * this is a test port, not a fast path.
+ *
+ * Each port has a budget of nb_bufs frames: a frame counts against the port
+ * that sent it until the receiver frees it, like an mbuf against its pool.
+ * The pair is freed when both ports are closed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic/nic.h"
+
+#define MEM_FRAME_MAX 1536
+#define MEM_TX_BATCH 64
+
+struct mem_pair;
+
+struct mem_pkt {
+    struct mem_pkt *next;
+    struct mem_pair *pair;
+    int owner;        /* side whose budget it uses */
+    uint16_t len;
+    uint8_t data[MEM_FRAME_MAX];
+    _Alignas(16) uint8_t priv[]; /* priv_size bytes for the caller */
+};
+
+struct mem_port {
+    struct nic base;  /* first: ops */
+    struct mem_pair *pair;
+    int side;
+    int open;
+    uint8_t mac[6];
+    char name[16];
+    struct mem_pkt *rx_head, *rx_tail;   /* frames the peer sent us */
+    struct mem_pkt *tx_head, *tx_tail;   /* our pending batch */
+    unsigned tx_count;
+    uint32_t used;                       /* frames counted against us */
+    struct nic_stats st;
+};
+
+struct mem_pair {
+    struct mem_port port[2];
+    uint32_t nb_bufs;
+    uint16_t priv_size;
+    uint16_t burst;
+};
+
+static struct mem_port *mem_port(struct nic *n)
+{
+    return (struct mem_port *)n;
+}
+
+static const struct mem_port *mem_port_c(const struct nic *n)
+{
+    return (const struct mem_port *)n;
+}
+
+static void pkt_release(struct mem_pkt *p)
+{
+    p->pair->port[p->owner].used--;
+    free(p);
+}
+
+static unsigned mem_rx_burst(struct nic *n, struct nic_pkt *pkts, unsigned max)
+{
+    struct mem_port *m = mem_port(n);
+    unsigned got = 0;
+    if (max > m->pair->burst)
+        max = m->pair->burst;
+    while (got < max && m->rx_head != NULL) {
+        struct mem_pkt *p = m->rx_head;
+        m->rx_head = p->next;
+        if (m->rx_head == NULL)
+            m->rx_tail = NULL;
+        p->next = NULL;
+        m->st.rx_packets++;
+        m->st.rx_bytes += p->len;
+        pkts[got].handle = p;
+        pkts[got].data = p->data;
+        pkts[got].len = p->len;
+        pkts[got].priv = p->priv;
+        got++;
+    }
+    return got;
+}
+
+static void mem_pkt_free(struct nic *n, void *handle)
+{
+    (void)n;
+    pkt_release(handle);
+}
+
+static unsigned mem_tx_flush(struct nic *n)
+{
+    struct mem_port *m = mem_port(n);
+    struct mem_port *peer = &m->pair->port[1 - m->side];
+    unsigned sent = m->tx_count;
+    if (m->tx_head == NULL)
+        return 0;
+    if (!peer->open) { /* cable unplugged: the frames are lost */
+        while (m->tx_head != NULL) {
+            struct mem_pkt *p = m->tx_head;
+            m->tx_head = p->next;
+            m->st.drop_tx_full++;
+            pkt_release(p);
+        }
+        m->tx_tail = NULL;
+        m->tx_count = 0;
+        return 0;
+    }
+    for (struct mem_pkt *p = m->tx_head; p != NULL; p = p->next) {
+        m->st.tx_packets++;
+        m->st.tx_bytes += p->len;
+    }
+    if (peer->rx_tail != NULL)
+        peer->rx_tail->next = m->tx_head;
+    else
+        peer->rx_head = m->tx_head;
+    peer->rx_tail = m->tx_tail;
+    m->tx_head = m->tx_tail = NULL;
+    m->tx_count = 0;
+    return sent;
+}
+
+static uint8_t *mem_tx_frame(struct nic *n, uint16_t len)
+{
+    struct mem_port *m = mem_port(n);
+    if (len > MEM_FRAME_MAX) {
+        m->st.drop_tx_toolong++;
+        return NULL;
+    }
+    if (m->tx_count == MEM_TX_BATCH)
+        mem_tx_flush(n);
+    if (m->used >= m->pair->nb_bufs) {
+        m->st.drop_tx_nombuf++;
+        return NULL;
+    }
+    struct mem_pkt *p = calloc(1, sizeof(*p) + m->pair->priv_size);
+    if (p == NULL) {
+        m->st.drop_tx_nombuf++;
+        return NULL;
+    }
+    p->pair = m->pair;
+    p->owner = m->side;
+    p->len = len;
+    m->used++;
+    if (m->tx_tail != NULL)
+        m->tx_tail->next = p;
+    else
+        m->tx_head = p;
+    m->tx_tail = p;
+    m->tx_count++;
+    return p->data;
+}
+
+static void mem_get_stats(const struct nic *n, struct nic_stats *s)
+{
+    const struct mem_port *m = mem_port_c(n);
+    *s = m->st;
+    s->mbuf_total = m->pair->nb_bufs;
+    s->mbuf_free = m->pair->nb_bufs - m->used;
+}
+
+static void mem_mac(const struct nic *n, uint8_t mac[6])
+{
+    memcpy(mac, mem_port_c(n)->mac, 6);
+}
+
+static const char *mem_name(const struct nic *n)
+{
+    return mem_port_c(n)->name;
+}
+
+static void free_list(struct mem_pkt *p)
+{
+    while (p != NULL) {
+        struct mem_pkt *next = p->next;
+        pkt_release(p);
+        p = next;
+    }
+}
+
+static void mem_close(struct nic *n)
+{
+    struct mem_port *m = mem_port(n);
+    struct mem_pair *pair = m->pair;
+    free_list(m->rx_head);
+    free_list(m->tx_head);
+    m->rx_head = m->rx_tail = m->tx_head = m->tx_tail = NULL;
+    m->open = 0;
+    if (!pair->port[0].open && !pair->port[1].open)
+        free(pair);
+}
+
+static const struct nic_ops mem_nic_ops = {
+    .rx_burst = mem_rx_burst,
+    .pkt_free = mem_pkt_free,
+    .tx_frame = mem_tx_frame,
+    .tx_flush = mem_tx_flush,
+    .get_stats = mem_get_stats,
+    .mac = mem_mac,
+    .name = mem_name,
+    .close = mem_close,
+};
+
+int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct nic **a, struct nic **b)
+{
+    struct mem_pair *pair = calloc(1, sizeof(*pair));
+    if (pair == NULL)
+        return -1;
+    pair->nb_bufs = nb_bufs;
+    pair->priv_size = (uint16_t)((priv_size + 15u) & ~15u);
+    pair->burst = burst ? burst : 32;
+    for (int i = 0; i < 2; i++) {
+        struct mem_port *m = &pair->port[i];
+        m->base.ops = &mem_nic_ops;
+        m->pair = pair;
+        m->side = i;
+        m->open = 1;
+        uint8_t mac[6] = {0x02, 0, 0, 0, 0, (uint8_t)(i + 1)};
+        memcpy(m->mac, mac, 6);
+        snprintf(m->name, sizeof(m->name), "mem%d", i);
+    }
+    *a = &pair->port[0].base;
+    *b = &pair->port[1].base;
+    return 0;
+}

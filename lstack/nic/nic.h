@@ -1,0 +1,109 @@
+/*
+ * nic.h - the stack's view of a network port: a table of operations over an
+ * opaque port. Two implementations:
+ *   - DPDK (nic/port.c, nic/io.c): one port, one rx and one tx queue, one
+ *     hugepage mbuf pool; EAL set-up in nic/eal.c.
+ *   - memory (nic/mem_nic.c): two ports wired back to back in one process,
+ *     for tests that need no DPDK, no hugepages and no root (like DPDK's
+ *     ring-backed test PMD).
+ * No DPDK or lwIP type crosses this header, so the lwIP side (whose headers
+ * clash with rte_ethdev.h) can include it.
+ *
+ * Threads: a struct nic is used by one thread at a time (its poller).
+ * Rejected: exposing struct rte_mbuf to the lwIP side (header clashes).
+ */
+#ifndef LSTACK_NIC_H
+#define LSTACK_NIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A received frame. handle owns the buffer until ops->pkt_free(handle).
+ * data/len: the whole Ethernet frame. priv: the priv_size bytes asked for at
+ * open time, for the caller, valid as long as the buffer is. */
+struct nic_pkt {
+    void *handle;
+    uint8_t *data;
+    uint16_t len;
+    void *priv;
+};
+
+struct nic_stats {
+    uint64_t rx_packets, rx_bytes;   /* frames taken from the rx queue */
+    uint64_t tx_packets, tx_bytes;   /* frames accepted by the tx queue */
+    uint64_t drop_rx_multiseg;       /* frames larger than one buffer */
+    uint64_t drop_tx_nombuf;         /* no buffer for an outgoing frame */
+    uint64_t drop_tx_full;           /* tx queue stayed full */
+    uint64_t drop_tx_toolong;        /* outgoing frame larger than a buffer */
+    uint64_t port_imissed;           /* from the port: rx queue full */
+    uint64_t port_rx_nombuf;         /* from the port: no buffer to receive */
+    uint32_t mbuf_free;              /* buffers available now (caches included) */
+    uint32_t mbuf_total;             /* buffers in all */
+};
+
+struct nic;
+
+struct nic_ops {
+    /* Receive up to max frames (at most the configured burst). Multi-buffer
+     * frames are dropped and counted. Returns the count. */
+    unsigned (*rx_burst)(struct nic *n, struct nic_pkt *pkts, unsigned max);
+    /* Give a received frame's buffer back (any frame of this port). */
+    void (*pkt_free)(struct nic *n, void *handle);
+    /* Reserve an outgoing frame of len bytes in the pending tx batch and
+     * return where to write it; NULL if no buffer or len is too long
+     * (counted). It leaves at the next tx_flush, or when the batch is full. */
+    uint8_t *(*tx_frame)(struct nic *n, uint16_t len);
+    /* Send the pending batch; what the queue will not take after a few tries
+     * is freed and counted as drop_tx_full. Returns frames sent. */
+    unsigned (*tx_flush)(struct nic *n);
+    /* Counters since open plus the buffer pool's current occupancy. */
+    void (*get_stats)(const struct nic *n, struct nic_stats *s);
+    void (*mac)(const struct nic *n, uint8_t mac[6]);
+    const char *(*name)(const struct nic *n);
+    /* Stop the port and free its buffers. Frames the caller still holds
+     * must have been freed. */
+    void (*close)(struct nic *n);
+};
+
+/* Every implementation's port struct starts with this. */
+struct nic {
+    const struct nic_ops *ops;
+};
+
+/* ---- DPDK ---- */
+
+struct nic_params {
+    bool has_mac;           /* choose the port with this MAC ... */
+    uint8_t mac[6];         /* ... else the only port there is */
+    uint32_t nb_mbufs;      /* pool size */
+    uint32_t cache_size;    /* per-lcore mempool cache */
+    uint16_t priv_size;     /* per-mbuf area for the caller (rx pbuf), <= 256 */
+    uint16_t rx_desc;       /* rx queue size */
+    uint16_t tx_desc;       /* tx queue size */
+    uint16_t burst;         /* rx burst size (nic_read_number) */
+};
+
+/* Initialise DPDK's EAL with argv[0..argc) (argv[0] is a program name).
+ * Once per process: a second call returns -1 with EALREADY. Saves and restores
+ * the caller's CPU affinity and signal mask (EAL pins the caller and may block
+ * signals). On failure returns -1, errno set, and a reason in err. */
+int nic_eal_init(int argc, char **argv, char *err, size_t errlen);
+
+/* Release EAL and remove its run-time files (/var/run/dpdk/<prefix>).
+ * After this, no DPDK port may be used in this process. */
+void nic_eal_cleanup(void);
+
+/* Open, configure and start the DPDK port chosen by p. Returns NULL with a
+ * reason in err (e.g. the MACs of the ports that exist when none matches). */
+struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen);
+
+/* ---- memory ---- */
+
+/* Two ports wired to each other: what one sends, the other receives, in
+ * order, after its tx_flush. Each holds at most nb_bufs frames in flight
+ * (queued + held by the receiver). macs are 02:00:00:00:00:01 and :02.
+ * Returns 0, or -1 (out of memory). Close each with ops->close. */
+int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct nic **a, struct nic **b);
+
+#endif

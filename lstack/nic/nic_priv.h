@@ -1,0 +1,50 @@
+/*
+ * nic_priv.h - struct dpdk_nic, shared by the DPDK-side files (port.c, io.c).
+ * Includes DPDK headers: never include from lwIP-side files.
+ */
+#ifndef LSTACK_NIC_PRIV_H
+#define LSTACK_NIC_PRIV_H
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "nic/nic.h"
+
+#define NIC_TX_BATCH 64
+#define NIC_MAX_BURST 512
+
+extern const struct nic_ops dpdk_nic_ops;
+
+/* port.c */
+void dpdk_nic_close(struct nic *n);
+void dpdk_nic_mac(const struct nic *n, uint8_t mac[6]);
+const char *dpdk_nic_name(const struct nic *n);
+
+static inline struct dpdk_nic *dpdk_nic(struct nic *n)
+{
+    return (struct dpdk_nic *)n;
+}
+
+static inline const struct dpdk_nic *dpdk_nic_c(const struct nic *n)
+{
+    return (const struct dpdk_nic *)n;
+}
+
+struct dpdk_nic {
+    struct nic base;          /* first: ops */
+    uint16_t port;
+    uint16_t burst;
+    uint16_t mbuf_data_room;  /* bytes a single mbuf can carry */
+    struct rte_mempool *pool;
+    struct rte_ether_addr mac;
+    char name[RTE_ETH_NAME_MAX_LEN];
+
+    uint16_t tx_count;
+    struct rte_mbuf *tx_batch[NIC_TX_BATCH];
+    uint16_t tx_len[NIC_TX_BATCH]; /* lengths: the PMD may free a sent mbuf at once */
+
+    struct nic_stats st;      /* pool fields filled on demand */
+};
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * lwip_load.c - see lwip_load.h.
+ */
+#include "stack/lwip_load.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Where each call of lwip_api.def lives in struct lwip_api. */
+static const struct {
+    const char *name;
+    size_t offset;
+} lwip_syms[] = {
+#define LWIP_FN(ret, name, params) {#name, offsetof(struct lwip_api, name)},
+#include "stack/lwip_api.def"
+#undef LWIP_FN
+};
+
+/* Copy the file at path into a new memfd. Returns the fd or -1. */
+static int copy_to_memfd(const char *path, const char *tag, char *err, size_t errlen)
+{
+    int src = open(path, O_RDONLY | O_CLOEXEC);
+    if (src < 0) {
+        snprintf(err, errlen, "cannot open lwIP library %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int mfd = -1;
+    if (fstat(src, &st) != 0) {
+        snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+        goto out;
+    }
+    mfd = memfd_create(tag, MFD_CLOEXEC);
+    if (mfd < 0) {
+        snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+        goto out;
+    }
+    off_t off = 0;
+    while (off < st.st_size) {
+        ssize_t n = sendfile(mfd, src, &off, (size_t)(st.st_size - off));
+        if (n <= 0) {
+            snprintf(err, errlen, "copying %s: %s", path, n < 0 ? strerror(errno) : "short file");
+            close(mfd);
+            mfd = -1;
+            goto out;
+        }
+    }
+out:
+    close(src);
+    return mfd;
+}
+
+int lwip_load(struct lwip_api *api, const char *path, const char *tag, char *err, size_t errlen)
+{
+    memset(api, 0, sizeof(*api));
+    if (path == NULL)
+        path = LSTACK_LWIP_SO;
+    int fd = copy_to_memfd(path, tag, err, errlen);
+    if (fd < 0)
+        return -1;
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    /* The fd stays open until lwip_unload: glibc matches a dlopen name
+     * against loaded objects, so a reused fd number would hand back an
+     * earlier copy instead of loading this one. */
+    void *h = dlopen(proc, RTLD_NOW | RTLD_LOCAL);
+    int saved = errno;
+    if (h == NULL) {
+        close(fd);
+        snprintf(err, errlen, "dlopen of the lwIP copy of %s failed: %s", path, dlerror());
+        errno = saved;
+        return -1;
+    }
+    api->handle = h;
+    api->fd = fd;
+    for (size_t i = 0; i < sizeof(lwip_syms) / sizeof(lwip_syms[0]); i++) {
+        void *fn = dlsym(h, lwip_syms[i].name);
+        if (fn == NULL) {
+            snprintf(err, errlen, "%s has no symbol %s (lwIP 2.1 expected)", path, lwip_syms[i].name);
+            lwip_unload(api);
+            errno = ENOENT;
+            return -1;
+        }
+        /* POSIX: a dlsym result converts to a function pointer of its real type. */
+        memcpy((char *)api + lwip_syms[i].offset, &fn, sizeof(fn));
+    }
+    return 0;
+}
+
+void lwip_unload(struct lwip_api *api)
+{
+    if (api->handle != NULL) {
+        dlclose(api->handle);
+        close(api->fd);
+    }
+    memset(api, 0, sizeof(*api));
+}

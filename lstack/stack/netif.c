@@ -1,0 +1,116 @@
+/*
+ * netif.c - the lwIP network interface of a stack, over a DPDK port.
+ *
+ * Owns the zero-copy rx path (an lwIP custom pbuf stored in the mbuf's
+ * private area points at the frame in the mbuf; freeing the pbuf frees the
+ * mbuf) and the tx path (lwIP's linkoutput copies the frame into a tx mbuf
+ * that nic_tx_flush sends in a batch at the end of the poll round).
+ *
+ * Rejected for now: zero-copy tx (lwIP's LWIP_NETIF_TX_SINGLE_PBUF build
+ * already copies each segment into one RAM pbuf; wrapping that in an
+ * external mbuf saves one copy and is a performance-issue item).
+ */
+#include <string.h>
+
+#include "lwip/etharp.h"
+#include "lwip/ip4_addr.h"
+#include "lwip/pbuf.h"
+#include "netif/ethernet.h"
+
+#include "stack/stack_priv.h"
+
+/* Lives in the mbuf's private area; pc must stay first (lwIP casts). */
+struct rx_pbuf {
+    struct pbuf_custom pc;
+    struct nic *nic;
+    void *handle;
+};
+
+size_t stack_nic_priv_size(void)
+{
+    return sizeof(struct rx_pbuf);
+}
+
+/* Called by lwIP (this stack's copy) when the last reference goes. */
+static void rx_pbuf_free(struct pbuf *p)
+{
+    struct rx_pbuf *r = (struct rx_pbuf *)p;
+    r->nic->ops->pkt_free(r->nic, r->handle);
+}
+
+void stack_netif_input(struct stack *s, const struct nic_pkt *pkt)
+{
+    struct rx_pbuf *r = pkt->priv;
+    r->nic = s->nic;
+    r->handle = pkt->handle;
+    r->pc.custom_free_function = rx_pbuf_free;
+    struct pbuf *p = s->L.pbuf_alloced_custom(PBUF_RAW, pkt->len, PBUF_REF, &r->pc, pkt->data, pkt->len);
+    if (p == NULL) {
+        s->st.lwip_input_err++;
+        s->nic->ops->pkt_free(s->nic, pkt->handle);
+        return;
+    }
+    if (s->netif.input(p, &s->netif) != ERR_OK) {
+        s->st.lwip_input_err++;
+        s->L.pbuf_free(p);
+    }
+}
+
+static err_t linkoutput(struct netif *nif, struct pbuf *p)
+{
+    struct stack *s = nif->state;
+    uint8_t *buf = s->nic->ops->tx_frame(s->nic, p->tot_len);
+    if (buf == NULL)
+        return ERR_MEM;
+    s->L.pbuf_copy_partial(p, buf, p->tot_len, 0);
+    return ERR_OK;
+}
+
+static err_t netif_init_cb(struct netif *nif)
+{
+    struct stack *s = nif->state;
+    nif->name[0] = 'l';
+    nif->name[1] = 's';
+    nif->mtu = 1500;
+    nif->hwaddr_len = 6;
+    s->nic->ops->mac(s->nic, nif->hwaddr);
+    nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
+    nif->output = s->L.etharp_output;
+    nif->linkoutput = linkoutput;
+    return ERR_OK;
+}
+
+int stack_netif_open(struct stack *s, const struct lstack_conf *conf, char *err, size_t errlen)
+{
+    ip4_addr_t addr, mask;
+    ip4_addr_set_u32(&addr, conf->host_addr);
+    ip4_addr_set_u32(&mask, conf->mask_addr);
+    ip4_addr_set_u32(&s->gw, conf->gateway_addr);
+    if (s->L.netif_add(&s->netif, &addr, &mask, &s->gw, s, netif_init_cb, s->L.ethernet_input) == NULL) {
+        snprintf(err, errlen, "lwIP refused the interface");
+        return -1;
+    }
+    s->L.netif_set_default(&s->netif);
+    s->L.netif_set_link_up(&s->netif);
+    s->L.netif_set_up(&s->netif); /* sends a gratuitous ARP */
+    s->L.etharp_query(&s->netif, &s->gw, NULL);
+    return 0;
+}
+
+void stack_netif_close(struct stack *s)
+{
+    s->L.netif_set_down(&s->netif);
+    s->L.netif_remove(&s->netif);
+}
+
+int stack_gateway_mac(struct stack *s, uint8_t mac[6])
+{
+    struct eth_addr *eth = NULL;
+    const ip4_addr_t *ip = NULL;
+    if (s->L.etharp_find_addr(&s->netif, &s->gw, &eth, &ip) >= 0 && eth != NULL) {
+        memcpy(mac, eth->addr, 6);
+        return 1;
+    }
+    s->L.etharp_query(&s->netif, &s->gw, NULL);
+    return 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * stack.h - one userspace TCP/IP stack: a private lwIP on one DPDK port.
+ *
+ * A stack is polled by exactly one thread (the app thread in
+ * run-to-completion mode, or lstackd's loop); none of these functions may be
+ * called from two threads at once on the same stack. DPDK's EAL must be up
+ * (nic_eal_init) before stack_open.
+ *
+ * No lwIP or DPDK type crosses this header.
+ */
+#ifndef LSTACK_STACK_H
+#define LSTACK_STACK_H
+
+#include <stdint.h>
+
+#include "conf/conf.h"
+#include "filter/frame_filter.h"
+#include "nic/nic.h"
+
+struct stack;
+
+struct stack_stats {
+    struct nic_stats nic;
+    uint64_t drop[FRAME_VERDICT_COUNT]; /* by frame_filter verdict; [FRAME_PASS] unused */
+    uint64_t lwip_input_err;            /* lwIP refused a frame we passed */
+    uint64_t polls;                     /* stack_poll calls */
+    uint64_t busy_polls;                /* ... that received at least one frame */
+};
+
+/* Bytes each received buffer must reserve for the stack (its priv area):
+ * pass it as nic_params.priv_size / nic_mem_pair's priv_size. */
+size_t stack_nic_priv_size(void);
+
+/* Bring up stack number index (0-based; its CPU is conf->cpus[index]) on the
+ * open port nic: private lwIP copy, netif with the configured address.
+ * Starts resolving the gateway. Returns 0 and *out (which then owns nic), or
+ * -1 with a reason in err (nic still the caller's). conf is only read during
+ * the call. */
+int stack_open(struct stack **out, const struct lstack_conf *conf, int index, struct nic *nic,
+               char *err, size_t errlen);
+
+/* One round: receive a burst, filter it, feed lwIP, run lwIP's due timers,
+ * send what lwIP queued. Returns the frames received (0: idle). */
+unsigned stack_poll(struct stack *s);
+
+/* Milliseconds until lwIP's next timer is due (a bound for idle sleeps). */
+uint32_t stack_next_timer_ms(struct stack *s);
+
+/* 1 and the MAC if the gateway's ARP entry is resolved; else 0 (and an ARP
+ * request for it is sent again). */
+int stack_gateway_mac(struct stack *s, uint8_t mac[6]);
+
+void stack_get_stats(const struct stack *s, struct stack_stats *st);
+
+/* The port's MAC and DPDK name. */
+void stack_mac(const struct stack *s, uint8_t mac[6]);
+const char *stack_port_name(const struct stack *s);
+
+/* Take the netif down, close the port, unload lwIP. NULL is fine. */
+void stack_close(struct stack *s);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * stack_priv.h - struct stack, shared by the lwIP-side files of a stack
+ * (stack.c: life cycle and poll loop; netif.c: the lwIP netif over a nic).
+ * Includes lwIP headers: never include from DPDK-side files.
+ */
+#ifndef LSTACK_STACK_PRIV_H
+#define LSTACK_STACK_PRIV_H
+
+#include "lwip/netif.h"
+
+#include "stack/lwip_load.h"
+#include "stack/stack.h"
+
+struct stack {
+    struct lwip_api L;         /* this stack's private lwIP */
+    struct netif netif;
+    struct nic *nic;
+    struct frame_filter filter;
+    ip4_addr_t gw;
+    unsigned burst;
+    int index;
+    struct stack_stats st;     /* nic part filled on demand */
+    uint32_t max_socks;        /* tcp_conn_count */
+};
+
+/* netif.c */
+/* Add and bring up the lwIP netif over s->nic. Returns 0 or -1 (err). */
+int stack_netif_open(struct stack *s, const struct lstack_conf *conf, char *err, size_t errlen);
+/* Hand a received frame to lwIP without copying; lwIP owns it afterwards. */
+void stack_netif_input(struct stack *s, const struct nic_pkt *pkt);
+void stack_netif_close(struct stack *s);
+
+#endif

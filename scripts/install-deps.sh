@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Install what lstack needs to build and to run its tests (Debian bookworm).
+#
+#   scripts/install-deps.sh          install whatever is missing (as root)
+#   scripts/install-deps.sh --check  only report; exit 1 if something is missing
+#
+# Idempotent: asks dpkg first and runs apt-get only when a package is missing.
+#
+# Notes on the list:
+#  - libdpdk-dev depends on the PMD libraries, librte-net-af-packet23 (the
+#    net_af_packet driver the test bed uses) among them, so the "dpdk" package
+#    (tools: dpdk-testpmd, dpdk-devbind) is not needed.
+#  - iputils-arping, not "arping": they conflict, and the tests parse the
+#    iputils output.
+#  - kmod gives modprobe, to load veth where it is a module.
+set -euo pipefail
+
+PACKAGES=(
+    # build
+    meson ninja-build pkg-config gcc libc6-dev
+    libdpdk-dev librte-net-af-packet23 liblwip-dev libconfig-dev libnuma-dev
+    # system tests: namespaces, veth, ping/arping, offload settings
+    iproute2 iputils-ping iputils-arping ethtool procps kmod
+    # application tests
+    redis-server redis-tools python3
+)
+
+check_only=0
+case "${1:-}" in
+--check) check_only=1 ;;
+"") ;;
+*)
+    echo "usage: $0 [--check]" >&2
+    exit 2
+    ;;
+esac
+
+installed() {
+    [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" == "ii " ]]
+}
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    installed "$p" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+    echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+    exit 0
+fi
+
+echo "install-deps: missing: ${missing[*]}"
+if ((check_only)); then
+    exit 1
+fi
+if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: run as root to install them" >&2
+    exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# Recommends would drag in e.g. the full dpdk tools and documentation.
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+still=()
+for p in "${missing[@]}"; do
+    installed "$p" || still+=("$p")
+done
+if ((${#still[@]} != 0)); then
+    echo "install-deps: failed to install: ${still[*]}" >&2
+    exit 1
+fi
+echo "install-deps: installed: ${missing[*]}"

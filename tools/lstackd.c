@@ -1,0 +1,219 @@
+/*
+ * lstackd - run one lstack stack with no application on top.
+ *
+ * It brings a stack up from lstack.conf exactly as the preload does (same
+ * library code: conf parser, EAL, port, lwIP copy, netif) and polls it, so a
+ * user can check that the port, hugepages and addresses work (ARP, ping)
+ * before putting an application on it. Tests drive it too.
+ *
+ * Contract (stdout, line-buffered; tests parse these lines):
+ *   lstackd: ready port=<dpdk name> mac=<mac> addr=<host_addr>
+ *   lstackd: gateway <gateway_addr> is at <mac>       (once, when resolved)
+ *   lstackd: stats k=v ...                             (on SIGUSR1)
+ *   lstackd: stopped                                   (after SIGTERM/SIGINT)
+ * Exit status 0 after a clean stop, 1 when the config or the bring-up fails
+ * (the reason on stderr), 2 on a usage error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "conf/conf.h"
+#include "nic/nic.h"
+#include "stack/stack.h"
+
+#define IDLE_POLLS_BEFORE_SLEEP 256
+#define IDLE_SLEEP_MAX_US 1000
+
+static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stats_requested;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void on_stats(int sig)
+{
+    (void)sig;
+    stats_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: lstackd [-f CONF]\n"
+               "  Bring one lstack stack up from CONF (default: $%s, else %s)\n"
+               "  and serve ARP and ping on it until SIGTERM or SIGINT.\n"
+               "  SIGUSR1 prints the counters.\n",
+            LSTACK_CONF_ENV, LSTACK_CONF_DEFAULT_PATH);
+}
+
+static void fmt_mac(const uint8_t *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+static void print_stats(const struct stack *s)
+{
+    struct stack_stats st;
+    stack_get_stats(s, &st);
+    printf("lstackd: stats rx_packets=%lu rx_bytes=%lu tx_packets=%lu tx_bytes=%lu",
+           (unsigned long)st.nic.rx_packets, (unsigned long)st.nic.rx_bytes,
+           (unsigned long)st.nic.tx_packets, (unsigned long)st.nic.tx_bytes);
+    for (int v = FRAME_PASS + 1; v < FRAME_VERDICT_COUNT; v++)
+        printf(" drop_%s=%lu", frame_verdict_name((enum frame_verdict)v), (unsigned long)st.drop[v]);
+    printf(" drop_lwip=%lu drop_rx_multiseg=%lu drop_no_mbuf=%lu drop_tx_full=%lu"
+           " port_imissed=%lu port_rx_nombuf=%lu mbuf_free=%u mbuf_total=%u polls=%lu busy_polls=%lu\n",
+           (unsigned long)st.lwip_input_err, (unsigned long)st.nic.drop_rx_multiseg,
+           (unsigned long)st.nic.drop_tx_nombuf, (unsigned long)st.nic.drop_tx_full,
+           (unsigned long)st.nic.port_imissed, (unsigned long)st.nic.port_rx_nombuf, st.nic.mbuf_free,
+           st.nic.mbuf_total, (unsigned long)st.polls, (unsigned long)st.busy_polls);
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = on_stats;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Poll until asked to stop; report the gateway once it resolves. */
+static void run(struct stack *s, const struct lstack_conf *conf)
+{
+    char gw[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &conf->gateway_addr, gw, sizeof(gw));
+    int gw_known = 0;
+    uint64_t next_check = 0;
+    unsigned idle = 0;
+    while (!stop_requested) {
+        if (stack_poll(s) > 0)
+            idle = 0;
+        else
+            idle++;
+        if (stats_requested) {
+            stats_requested = 0;
+            print_stats(s);
+        }
+        uint64_t t = now_ms();
+        if (!gw_known && t >= next_check) {
+            uint8_t mac[6];
+            if (stack_gateway_mac(s, mac)) {
+                char m[24];
+                fmt_mac(mac, m, sizeof(m));
+                printf("lstackd: gateway %s is at %s\n", gw, m);
+                gw_known = 1;
+            }
+            next_check = t + 1000;
+        }
+        if (conf->low_power_mode && idle >= IDLE_POLLS_BEFORE_SLEEP) {
+            uint32_t ms = stack_next_timer_ms(s);
+            usleep(ms * 1000 < IDLE_SLEEP_MAX_US ? ms * 1000 : IDLE_SLEEP_MAX_US);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = NULL;
+    int opt;
+    while ((opt = getopt(argc, argv, "f:h")) != -1) {
+        switch (opt) {
+        case 'f':
+            path = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (path == NULL)
+        path = lstack_conf_path();
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    struct lstack_conf conf;
+    char err[4096];
+    if (lstack_conf_load(path, &conf, err, sizeof(err)) != 0) {
+        fprintf(stderr, "lstackd: invalid configuration:\n%s\n", err);
+        return 1;
+    }
+    lstack_log_set_level(conf.log_level);
+
+    install_signals();
+    char *eal_argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
+    eal_argv[0] = argv[0];
+    memcpy(eal_argv + 1, conf.dpdk_argv, sizeof(char *) * (size_t)conf.dpdk_argc);
+    if (nic_eal_init(conf.dpdk_argc + 1, eal_argv, err, sizeof(err)) != 0) {
+        LSTACK_ERR("%s", err);
+        lstack_conf_free(&conf);
+        return 1;
+    }
+    /* The stack thread runs on the configured CPU. */
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    CPU_SET(conf.cpus[0], &cpus);
+    if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0)
+        LSTACK_WARN("cannot pin to cpu %d (num_cpus): %s", conf.cpus[0], strerror(errno));
+
+    struct nic_params np = {
+        .has_mac = conf.has_devices,
+        .nb_mbufs = conf.tcp_conn_count * conf.mbuf_count_per_conn,
+        .cache_size = conf.mem_cache_num,
+        .priv_size = (uint16_t)stack_nic_priv_size(),
+        .rx_desc = (uint16_t)conf.nic_rxqueue_size,
+        .tx_desc = (uint16_t)conf.nic_txqueue_size,
+        .burst = (uint16_t)conf.nic_read_number,
+    };
+    memcpy(np.mac, conf.devices, 6);
+    struct nic *nic = nic_dpdk_open(&np, err, sizeof(err));
+    struct stack *s = NULL;
+    if (nic == NULL || stack_open(&s, &conf, 0, nic, err, sizeof(err)) != 0) {
+        LSTACK_ERR("stack bring-up failed: %s", err);
+        if (nic != NULL)
+            nic->ops->close(nic);
+        nic_eal_cleanup();
+        lstack_conf_free(&conf);
+        return 1;
+    }
+    uint8_t mac[6];
+    char m[24], addr[INET_ADDRSTRLEN];
+    stack_mac(s, mac);
+    fmt_mac(mac, m, sizeof(m));
+    inet_ntop(AF_INET, &conf.host_addr, addr, sizeof(addr));
+    printf("lstackd: ready port=%s mac=%s addr=%s\n", stack_port_name(s), m, addr);
+
+    run(s, &conf);
+
+    stack_close(s);
+    nic_eal_cleanup();
+    lstack_conf_free(&conf);
+    printf("lstackd: stopped\n");
+    return 0;
+}
