@@ -23,6 +23,22 @@
 
 static int eal_state; /* 0 never, 1 up, 2 cleaned up */
 
+/* Remove the files EAL leaves in its run-time directory, then the directory. */
+static void remove_runtime_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
 int nic_eal_init(int argc, char **argv, char *err, size_t errlen)
 {
     if (eal_state != 0) {
@@ -48,6 +64,9 @@ int nic_eal_init(int argc, char **argv, char *err, size_t errlen)
 
     if (rc < 0) {
         eal_state = 2; /* EAL refuses a second attempt */
+        const char *dir = rte_eal_get_runtime_dir();
+        if (dir != NULL && dir[0] != '\0')
+            remove_runtime_dir(dir); /* created before the failure */
         snprintf(err, errlen, "DPDK EAL init failed: %s (check dpdk_args and hugepages)",
                  rte_strerror(saved));
         errno = saved > 0 && saved < 4096 ? saved : EINVAL;
@@ -55,22 +74,6 @@ int nic_eal_init(int argc, char **argv, char *err, size_t errlen)
     }
     eal_state = 1;
     return 0;
-}
-
-/* Remove the files EAL leaves in its run-time directory, then the directory. */
-static void remove_runtime_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        unlinkat(dirfd(d), e->d_name, 0);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 void nic_eal_cleanup(void)

@@ -71,7 +71,10 @@ struct nic {
     const struct nic_ops *ops;
 };
 
-/* ---- DPDK ---- */
+/* ---- DPDK ----
+ * The three entry points below are what liblstack_dpdk.so exports: the
+ * preload loads the DPDK side only when a bound process starts its stack. */
+#define NIC_DPDK_EXPORT __attribute__((visibility("default")))
 
 struct nic_params {
     bool has_mac;           /* choose the port with this MAC ... */
@@ -88,15 +91,15 @@ struct nic_params {
  * Once per process: a second call returns -1 with EALREADY. Saves and restores
  * the caller's CPU affinity and signal mask (EAL pins the caller and may block
  * signals). On failure returns -1, errno set, and a reason in err. */
-int nic_eal_init(int argc, char **argv, char *err, size_t errlen);
+NIC_DPDK_EXPORT int nic_eal_init(int argc, char **argv, char *err, size_t errlen);
 
 /* Release EAL and remove its run-time files (/var/run/dpdk/<prefix>).
  * After this, no DPDK port may be used in this process. */
-void nic_eal_cleanup(void);
+NIC_DPDK_EXPORT void nic_eal_cleanup(void);
 
 /* Open, configure and start the DPDK port chosen by p. Returns NULL with a
  * reason in err (e.g. the MACs of the ports that exist when none matches). */
-struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen);
+NIC_DPDK_EXPORT struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen);
 
 /* ---- memory ---- */
 

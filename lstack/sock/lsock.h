@@ -33,18 +33,32 @@ struct epitem; /* owned by the event layer */
  * EPOLLERR), as Linux reports them for a TCP socket:
  *  listener: EPOLLIN when a connection waits to be accepted;
  *  connecting: nothing, then EPOLLOUT when connected, or
- *              EPOLLOUT|EPOLLERR|EPOLLHUP when refused / failed;
+ *              EPOLLOUT|EPOLLERR|EPOLLHUP when refused / failed (plus
+ *              EPOLLIN|EPOLLRDHUP: Linux reports a failed connect as a
+ *              reset; EPOLLERR stays until the error is read);
  *  connected: EPOLLIN when data or EOF is readable, EPOLLRDHUP|EPOLLIN after
  *             the peer's FIN, EPOLLOUT while the send buffer has room,
  *             EPOLLHUP when both directions are shut, EPOLLERR|EPOLLHUP|
  *             EPOLLIN|EPOLLRDHUP|EPOLLOUT after a reset;
- *  new (not listening, not connected): EPOLLOUT|EPOLLHUP, like Linux. */
+ *  new (not listening, not connected): EPOLLOUT|EPOLLHUP, like Linux.
+ * EPOLLERR is set while an error is pending (SO_ERROR, or the next
+ * recv / send / connect reports it and clears it). EPOLLOUT on a connection
+ * means at least half the send buffer (lwIP's TCP_SNDLOWAT) is free.
+ * EPOLLRDNORM/EPOLLWRNORM are not reported (the event layer adds them if it
+ * wants poll()'s full set). */
 uint32_t lsock_events(const struct lsock *s);
 
 /* Called by the sock layer (inside lwIP callbacks or calls) whenever the
  * readiness of s may have changed. Implemented by the event layer
  * (event/epoll.c), which finds the epoll items watching s through
- * *lsock_watchers(s). */
+ * *lsock_watchers(s). Precisely: whenever lsock_events(s) differs from its
+ * value at the previous call, and also on every arrival (data, FIN, reset,
+ * connection established, connection queued on a listener) even if the
+ * events did not change, so edge-triggered watchers see each one, like
+ * Linux. Also called for connections still in a listener's accept queue
+ * (their watcher list is empty). It runs inside lsock_* calls and inside
+ * stack_poll: it must not call lsock_* functions other than lsock_events,
+ * lsock_watchers and lsock_nread. */
 void lsock_changed(struct lsock *s);
 
 /* Head of the list of epoll items watching s (the event layer's list). */
@@ -58,45 +72,71 @@ int lsock_new(struct stack *st, struct lsock **out);
 /* The stack a socket lives on. */
 struct stack *lsock_stack(const struct lsock *s);
 
-/* addr/port in network byte order. addr is the stack's host_addr or
- * INADDR_ANY (the POSIX layer routes other addresses to the kernel).
- * -EADDRINUSE, -EINVAL (already bound). */
+/* addr/port in network byte order (port 0: an ephemeral port). addr is the
+ * stack's host_addr or INADDR_ANY (the POSIX layer routes other addresses to
+ * the kernel; others get -EADDRNOTAVAIL). -EADDRINUSE (without SO_REUSEADDR
+ * on both sockets; with it on both, lwIP lets the bind through and listen
+ * fails with -EADDRINUSE instead), -EINVAL (already bound). */
 int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port);
 
 /* Listen (binds to INADDR_ANY:ephemeral first if unbound). backlog is
- * recorded (Linux caps it; lstack does not drop over it, see docs/compat.md).
- * -EINVAL if connected. */
+ * recorded (Linux caps it; lstack does not drop over it, see docs/compat.md):
+ * every established connection is queued until tcp_conn_count sockets are
+ * open on the stack; past that, new connections are reset and counted
+ * (lsock_refused). Listening again only changes the recorded backlog.
+ * -EINVAL if connecting / connected, -EADDRINUSE. */
 int lsock_listen(struct lsock *s, int backlog);
 
 /* Take one connection from the accept queue. -EAGAIN if none; -EINVAL if
- * not listening. The new lsock inherits TCP_NODELAY and keepalive options
- * from the listener, like Linux. */
+ * not listening. The new lsock inherits the listener's options (TCP_NODELAY,
+ * keepalive and its timers, SO_LINGER, buffer sizes, timeouts), like Linux.
+ * A connection reset while queued is still returned; its first recv reports
+ * the reset (like Linux). */
 int lsock_accept(struct lsock *s, struct lsock **out);
 
 /* Start connecting. Returns -EINPROGRESS (the result arrives as EPOLLOUT,
- * read it with SO_ERROR), -EISCONN, -EALREADY, -ECONNREFUSED etc. */
+ * read it with SO_ERROR), -EISCONN, -EALREADY (still connecting), etc.
+ * Like Linux, calling it again after the non-blocking connect finished
+ * returns 0 once (then -EISCONN) if it succeeded; if it failed, the pending
+ * error once (-ECONNREFUSED, -ETIMEDOUT...; -ECONNABORTED if SO_ERROR
+ * already took it), after which the socket can connect anew.
+ * -ENETUNREACH for 0.0.0.0, 127/8, broadcast, multicast and the stack's own
+ * address (lwIP would loop them back through its tcpip thread, which lstack
+ * does not run; the POSIX layer sends those to the kernel). */
 int lsock_connect(struct lsock *s, uint32_t addr, uint16_t port);
 
 /* Copy received bytes into iov. flags: MSG_PEEK (do not consume),
  * MSG_DONTWAIT and MSG_NOSIGNAL ignored here (the POSIX layer uses them),
  * MSG_WAITALL handled by the POSIX layer. Returns bytes (> 0), 0 at EOF,
- * -EAGAIN when nothing is there yet, -ECONNRESET after a reset (once; then
- * 0), -ENOTCONN if never connected. Consumed bytes reopen the window. */
+ * -EAGAIN when nothing is there yet (also while connecting), -ECONNRESET
+ * after a reset (once, after the data that arrived before it; then 0; a
+ * reset after the peer's FIN is not reported here: EOF comes first and
+ * SO_ERROR holds EPIPE, like Linux), -ETIMEDOUT after a keepalive /
+ * retransmission timeout,
+ * -ENOTCONN if never connected or listening. After SHUT_RD: 0 once the
+ * queue is empty, but data that still arrives is readable (Linux).
+ * Consumed bytes reopen the window. A zero-length read returns 0. */
 ssize_t lsock_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
 
 /* Queue bytes from iov and push them out. Returns bytes queued (> 0, may be
- * short), -EAGAIN when the send buffer is full, -EPIPE after shutdown(WR) or
- * once the peer reset (the POSIX layer raises SIGPIPE unless MSG_NOSIGNAL),
- * -ENOTCONN. */
+ * short), -EAGAIN when the send buffer is full or while connecting, -EPIPE
+ * after shutdown(WR), after the connection ended, and on a socket that never
+ * connected or listens (all like Linux; the POSIX layer raises SIGPIPE
+ * unless MSG_NOSIGNAL). A pending error is returned first, once (so after a
+ * reset: -ECONNRESET if nothing read it yet, then -EPIPE). */
 ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
 
-/* SHUT_RD, SHUT_WR (sends FIN), SHUT_RDWR. -ENOTCONN if not connected. */
+/* SHUT_RD, SHUT_WR (sends FIN after queued data), SHUT_RDWR. -ENOTCONN if
+ * not connected (also while connecting or listening, where Linux would
+ * disconnect), -EINVAL for another how. */
 int lsock_shutdown(struct lsock *s, int how);
 
 /* Release s. A connection with unread received data, or with SO_LINGER
- * {1, 0}, is reset (RST), like Linux; otherwise it is closed with FIN.
- * A listener's unaccepted connections are reset. The caller removes s from
- * every epoll set first (*lsock_watchers(s) must be NULL). */
+ * {1, 0}, is reset (RST), like Linux; otherwise it is closed with FIN and
+ * lwIP sends what is still queued (SO_LINGER with a timeout does not block:
+ * it acts like no linger). A listener's unaccepted connections are reset.
+ * The caller removes s from every epoll set first (*lsock_watchers(s) must
+ * be NULL). Not from inside lsock_changed. */
 void lsock_close(struct lsock *s);
 
 /* Socket options (SOL_SOCKET: SO_ERROR (read and cleared), SO_TYPE,
@@ -105,7 +145,16 @@ void lsock_close(struct lsock *s);
  * value set, like Linux), SO_LINGER, SO_RCVTIMEO/SO_SNDTIMEO (stored, used by
  * the POSIX layer via lsock_timeouts); IPPROTO_TCP: TCP_NODELAY,
  * TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_MAXSEG (read), TCP_INFO
- * (partially)). Others: -ENOPROTOOPT. Bad length: -EINVAL. */
+ * (partially)). Others: -ENOPROTOOPT. Bad length: -EINVAL.
+ * Details: values set before the pcb exists are applied when it is created;
+ * set on a listener they are inherited by its connections. TCP_KEEPIDLE /
+ * TCP_KEEPINTVL take 1..32767 s and TCP_KEEPCNT 1..127, else -EINVAL.
+ * TCP_MAXSEG can be set (range-checked) but is ignored: lwIP's MSS is fixed.
+ * SO_RCVBUF / SO_SNDBUF read back doubled; before a set they read 131072.
+ * SO_ERROR, SO_TYPE... cannot be set (-ENOPROTOOPT, like Linux). A value
+ * read is truncated to *len, which is updated. TCP_INFO fills tcpi_state,
+ * retransmits, rto, snd/rcv/adv mss, unacked, rtt, rttvar, snd_cwnd,
+ * snd_ssthresh and rcv_space; the rest is 0. */
 int lsock_setsockopt(struct lsock *s, int level, int name, const void *val, socklen_t len);
 int lsock_getsockopt(struct lsock *s, int level, int name, void *val, socklen_t *len);
 
@@ -113,7 +162,8 @@ int lsock_getsockopt(struct lsock *s, int level, int name, void *val, socklen_t 
 void lsock_timeouts(const struct lsock *s, long *rcv_ms, long *snd_ms);
 
 /* Local (peer == false) or remote address, network byte order.
- * -ENOTCONN for the peer of an unconnected socket. */
+ * -ENOTCONN for the peer of an unconnected socket, also after a reset or a
+ * failed connect (like Linux); the local name stays. */
 int lsock_name(const struct lsock *s, bool peer, uint32_t *addr, uint16_t *port);
 
 /* Bytes that can be read now (FIONREAD / SIOCINQ). */
@@ -123,8 +173,18 @@ size_t lsock_nread(const struct lsock *s);
 bool lsock_is_listener(const struct lsock *s);
 
 /* Number of sockets (listeners included) currently counted against
- * tcp_conn_count on st, and connections refused because of it. */
+ * tcp_conn_count on st, and connections refused because of it. An lsock
+ * counts from lsock_new (or from its arrival in an accept queue) to
+ * lsock_close, whatever happened to its connection. */
 unsigned lsock_count(const struct stack *st);
 uint64_t lsock_refused(const struct stack *st);
+
+/* Send the ACKs lwIP is still delaying on connections whose received data
+ * the application drained since the last call and did not answer (a reply
+ * carries the ACK itself). Without it, lwIP's delayed ACK waits for its
+ * 250 ms timer and a peer using Nagle stalls that long on small writes;
+ * Linux acknowledges at once in that case. Call once per poll round, before
+ * stack_poll, under the stack lock (rt_poll). */
+void lsock_flush_acks(struct stack *st);
 
 #endif

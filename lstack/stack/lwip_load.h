@@ -19,6 +19,7 @@
 #include "lwip/etharp.h"
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
+#include "lwip/tcp.h" /* the raw TCP API calls in lwip_api.def */
 
 struct lwip_api {
     void *handle;

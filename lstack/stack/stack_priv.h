@@ -21,6 +21,11 @@ struct stack {
     int index;
     struct stack_stats st;     /* nic part filled on demand */
     uint32_t max_socks;        /* tcp_conn_count */
+
+    /* sock layer (lstack/sock/, see tcp_sock.c): */
+    uint32_t sock_count;       /* lsocks counted against max_socks */
+    uint64_t sock_refused;     /* incoming connections reset because max_socks were open */
+    struct lsock *sock_ack_owed; /* sockets whose delayed ACK lsock_flush_acks sends */
 };
 
 /* netif.c */

@@ -308,6 +308,37 @@ tb_mac() {
 }
 
 # ---------------------------------------------------------------------------
+# A kernel address on the server side, so that a kernel application can run
+# next to the stack in the server namespace (side-by-side comparisons).
+#
+# The veth is shared: the stack (through af_packet) owns TB_IP_STACK, the
+# server namespace's kernel owns TB_IP_KERNEL. Both use the veth's MAC; the
+# kernel ignores frames for TB_IP_STACK (not local, no forwarding in a fresh
+# namespace) and the stack's frame filter drops those for TB_IP_KERNEL.
+
+TB_IP_KERNEL="${TB_IP_KERNEL:-198.18.0.3}"
+export TB_IP_KERNEL
+
+# tb_add_kernel_addr : give the server veth the kernel address TB_IP_KERNEL/24.
+tb_add_kernel_addr() {
+    tb__ns_exists "$TB_NS_SRV" || { tb_die "server namespace $TB_NS_SRV does not exist (tb_up first)"; return 1; }
+    if ip -n "$TB_NS_SRV" -4 -o addr show dev "$TB_IF_SRV" 2>/dev/null | grep -q " ${TB_IP_KERNEL}/"; then
+        return 0
+    fi
+    # No forwarding, no proxy ARP: the kernel must never answer for the stack's address.
+    ip netns exec "$TB_NS_SRV" sysctl -qw net.ipv4.ip_forward=0 || return 1
+    ip netns exec "$TB_NS_SRV" sysctl -qw "net.ipv4.conf.${TB_IF_SRV}.proxy_arp=0" || return 1
+    ip -n "$TB_NS_SRV" addr add "${TB_IP_KERNEL}/${TB_PREFIXLEN}" dev "$TB_IF_SRV" ||
+        { tb_die "cannot add ${TB_IP_KERNEL}/${TB_PREFIXLEN} to $TB_NS_SRV/$TB_IF_SRV"; return 1; }
+    tb_log "kernel address ${TB_IP_KERNEL}/${TB_PREFIXLEN} on $TB_NS_SRV/$TB_IF_SRV"
+}
+
+# tb_del_kernel_addr : remove it again (no error if absent).
+tb_del_kernel_addr() {
+    ip -n "$TB_NS_SRV" addr del "${TB_IP_KERNEL}/${TB_PREFIXLEN}" dev "$TB_IF_SRV" 2>/dev/null || true
+}
+
+# ---------------------------------------------------------------------------
 # lstack.conf
 
 # tb_write_conf FILE [extra lines...]

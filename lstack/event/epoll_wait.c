@@ -1,0 +1,137 @@
+/*
+ * epoll_wait.c - epoll_wait / epoll_pwait on an epoll fd with a lepoll: the
+ * ready-list walk (LT, ET, ONESHOT, fairness) and the kernel half of the set.
+ *
+ * The walk (under rt_lock, after a poll round) takes each queued item off
+ * the head of the ready list, computes its readiness, and reports it if any
+ * interest bit (or EPOLLERR/EPOLLHUP) is set. A level-triggered item that
+ * reported goes back to the TAIL of the list, so with a small maxevents the
+ * items behind it get their turn on the next call (Linux does the same in
+ * ep_send_events). An edge-triggered item leaves the list until
+ * lsock_changed queues it again; a one-shot item is disabled until
+ * EPOLL_CTL_MOD; an item with nothing to report leaves the list.
+ *
+ * The kernel set (kernel fds, kernel halves of 0.0.0.0 listeners) fills the
+ * slots left after the stack events. When the stack filled every slot and
+ * the kernel set could not be looked at, the next call reserves one slot for
+ * it, so kernel fds are never starved by a busy stack.
+ *
+ * A 0.0.0.0 listener is in both sets; when both halves report in one call,
+ * the two events (same epoll_data) are merged into one.
+ *
+ * Rejected: copying the ready list into a per-call array (a malloc or a
+ * bound per call); reporting straight from lsock_changed (readiness is not
+ * final until the poll round is over, and callbacks fire per segment).
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "event/ev_priv.h"
+#include "event/event.h"
+#include "posix/fdtable.h"
+#include "posix/libc.h"
+#include "runtime/runtime.h"
+#include "sock/lsock.h"
+
+struct ep_wait {
+    struct lepoll *lep;
+    int epfd;
+    struct epoll_event *evs;
+    int max;
+    bool merge;          /* the set holds kernel halves: merge duplicates */
+};
+
+/* Under rt_lock: report up to limit ready items into evs. */
+static int ep_collect(struct lepoll *lep, struct epoll_event *evs, int limit)
+{
+    int n = 0;
+    unsigned todo = lep->nready;
+    while (todo-- > 0 && n < limit) {
+        struct epitem *it = ev_item_of_ready(lep->ready.next);
+        ev_ready_del(it);
+        uint32_t ev = ev_sock_bits(lsock_events(it->sock)) & (it->events | EPOLLERR | EPOLLHUP);
+        if (ev == 0)
+            continue;
+        evs[n].events = ev;
+        evs[n].data = it->data;
+        n++;
+        if (it->events & EPOLLONESHOT)
+            it->disabled = true;
+        else if (!(it->events & EPOLLET))
+            ev_ready_add(it); /* level-triggered: stays, at the tail */
+    }
+    return n;
+}
+
+static int ep_stack(void *ctx)
+{
+    struct ep_wait *w = ctx;
+    int limit = w->max;
+    if (__atomic_load_n(&w->lep->kernel_owed, __ATOMIC_RELAXED))
+        limit--; /* may be 0: the kernel set goes first this round */
+    w->merge = w->lep->nkernel_half > 0;
+    return ep_collect(w->lep, w->evs, limit);
+}
+
+/* Fold kernel events evs[n..n+k) whose data equals a stack event's into it
+ * (the two halves of one 0.0.0.0 listener). Returns the new k. */
+static int ep_merge(struct epoll_event *evs, int n, int k)
+{
+    for (int j = n; j < n + k;) {
+        int i = 0;
+        while (i < n && evs[i].data.u64 != evs[j].data.u64)
+            i++;
+        if (i == n) {
+            j++;
+            continue;
+        }
+        evs[i].events |= evs[j].events;
+        evs[j] = evs[n + k - 1];
+        k--;
+    }
+    return k;
+}
+
+static int ep_kernel(void *ctx, int n, int timeout_ms)
+{
+    struct ep_wait *w = ctx;
+    if (n >= w->max) {
+        __atomic_store_n(&w->lep->kernel_owed, true, __ATOMIC_RELAXED);
+        return n;
+    }
+    __atomic_store_n(&w->lep->kernel_owed, false, __ATOMIC_RELAXED);
+    int k = libc.epoll_wait(w->epfd, w->evs + n, w->max - n, timeout_ms);
+    if (k < 0)
+        return n > 0 ? n : -1;
+    if (k > 0 && n > 0 && w->merge)
+        k = ep_merge(w->evs, n, k);
+    return n + k;
+}
+
+static const struct ev_source ep_source = {
+    .stack = ep_stack,
+    .kernel = ep_kernel,
+};
+
+int ev_epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout_ms, const sigset_t *mask)
+{
+    struct fd_entry *e = fdt_get(epfd); /* lock-free first look */
+    if (e == NULL || e->ops != &epoll_fd_ops || rt_is_child())
+        return libc.epoll_pwait(epfd, evs, max, timeout_ms, mask);
+    struct lepoll *lep = ev_lepoll_hold(epfd);
+    if (lep == NULL)
+        return libc.epoll_pwait(epfd, evs, max, timeout_ms, mask);
+    int rc = -1;
+    if (max <= 0 || max > (int)(INT_MAX / sizeof(struct epoll_event))) {
+        errno = EINVAL;
+    } else if (evs == NULL) {
+        errno = EFAULT;
+    } else {
+        struct ep_wait w = {.lep = lep, .epfd = epfd, .evs = evs, .max = max};
+        rc = ev_wait(&ep_source, &w, timeout_ms, mask);
+    }
+    int saved = errno;
+    ev_lepoll_release(lep);
+    errno = saved;
+    return rc;
+}

@@ -1,0 +1,145 @@
+/*
+ * ev_priv.h - what the files of the event layer share: the intrusive list,
+ * the epoll objects (struct lepoll, struct epitem), the shared wait loop, and
+ * the mapping of a socket's readiness to poll/epoll bits.
+ *
+ * Locking: every field of a lepoll and of its epitems is read and written
+ * under rt_lock() (lsock_changed runs inside rt_poll, under the same lock),
+ * with one exception documented on lepoll.kernel_owed.
+ */
+#ifndef LSTACK_EV_PRIV_H
+#define LSTACK_EV_PRIV_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+struct lsock;
+
+/* ---- a circular doubly-linked list with a head node ---- */
+
+struct ev_link {
+    struct ev_link *prev, *next;
+};
+
+static inline void ev_list_init(struct ev_link *h)
+{
+    h->prev = h->next = h;
+}
+
+static inline bool ev_list_empty(const struct ev_link *h)
+{
+    return h->next == h;
+}
+
+/* Insert l before h (at the tail of the list h heads). */
+static inline void ev_list_append(struct ev_link *h, struct ev_link *l)
+{
+    l->prev = h->prev;
+    l->next = h;
+    h->prev->next = l;
+    h->prev = l;
+}
+
+/* Unlink l; it then forms a list of its own. */
+static inline void ev_list_del(struct ev_link *l)
+{
+    l->prev->next = l->next;
+    l->next->prev = l->prev;
+    l->prev = l->next = l;
+}
+
+/* ---- epoll objects ---- */
+
+/* One stack socket in one lepoll's interest list. */
+struct epitem {
+    struct lepoll *ep;
+    struct lsock *sock;
+    int fd;                  /* the fd it was added as (the key, with ep) */
+    uint32_t events;         /* interest, incl. EPOLLET / EPOLLONESHOT */
+    epoll_data_t data;
+    bool ready;              /* on ep's ready list */
+    bool disabled;           /* EPOLLONESHOT fired; re-armed by EPOLL_CTL_MOD */
+    bool kernel_half;        /* fd was mirrored into the kernel epoll set at ADD */
+    struct epitem *w_next;   /* the socket's watcher list (head: *lsock_watchers) */
+    struct epitem **w_pprev;
+    struct ev_link in_interest;
+    struct ev_link in_ready;
+};
+
+/* The stack half of an epoll instance. The kernel epoll fd it belongs to
+ * carries the kernel half (kernel fds, kernel halves of 0.0.0.0 listeners). */
+struct lepoll {
+    unsigned refs;           /* fds sharing it (dup) + waiters inside epoll_wait */
+    struct ev_link interest; /* epitem.in_interest */
+    struct ev_link ready;    /* epitem.in_ready: maybe ready, to be checked */
+    unsigned nready;
+    unsigned nkernel_half;   /* items mirrored into the kernel set */
+    /* The last epoll_wait filled every slot from the stack without looking
+     * at the kernel set: the next one reserves a slot for the kernel. Read
+     * and written outside the lock (a hint: relaxed atomics). */
+    bool kernel_owed;
+};
+
+static inline struct epitem *ev_item_of_ready(struct ev_link *l)
+{
+    return (struct epitem *)((char *)l - offsetof(struct epitem, in_ready));
+}
+
+static inline struct epitem *ev_item_of_interest(struct ev_link *l)
+{
+    return (struct epitem *)((char *)l - offsetof(struct epitem, in_interest));
+}
+
+/* epoll.c. Under rt_lock: put it on its lepoll's ready list (if not there). */
+void ev_ready_add(struct epitem *it);
+/* epoll.c. Under rt_lock: take it off its lepoll's ready list (if there). */
+void ev_ready_del(struct epitem *it);
+
+/* epoll.c. The lepoll behind epfd with a reference taken (the wait holds it
+ * so a concurrent close cannot free it), or NULL if epfd has none. Takes and
+ * drops rt_lock. */
+struct lepoll *ev_lepoll_hold(int epfd);
+/* epoll.c. Drop a reference from ev_lepoll_hold (takes rt_lock). */
+void ev_lepoll_release(struct lepoll *lep);
+
+/* ---- readiness bits ---- */
+
+/* A socket's readiness (lsock_events) with the bits Linux adds for a TCP
+ * socket: EPOLLRDNORM with EPOLLIN, EPOLLWRNORM with EPOLLOUT. Poll and
+ * epoll bits have the same values on Linux (checked in poll.c). */
+static inline uint32_t ev_sock_bits(uint32_t ev)
+{
+    if (ev & EPOLLIN)
+        ev |= EPOLLRDNORM;
+    if (ev & EPOLLOUT)
+        ev |= EPOLLWRNORM;
+    return ev;
+}
+
+/* ---- the shared wait loop (wait.c) ---- */
+
+/* What one wait call watches: a stack part and a kernel part.
+ *  stack:  under rt_lock, right after a poll round: look at the stack
+ *          sockets, record what is ready, return how many entries are
+ *          ready (>= 0). Called once per round; each call starts afresh.
+ *  kernel: without the lock: look at the kernel fds, waiting up to
+ *          timeout_ms (0 except for low-power sleeps); n is what the stack
+ *          part just found. Returns the new total (>= n), or -1 with errno
+ *          (only worth reporting when n == 0). */
+struct ev_source {
+    int (*stack)(void *ctx);
+    int (*kernel)(void *ctx, int n, int timeout_ms);
+};
+
+/* Poll the stack and wait until src has something (returns the count > 0),
+ * the timeout passes (0; timeout_ms < 0: never, 0: exactly one round), or
+ * the kernel part fails (-1, errno). mask (may be NULL) is the thread's
+ * signal mask during the wait. The kernel part is consulted on the first
+ * round, at most every EV_KERNEL_CHECK_US while idle, and always on the
+ * last round. Called without rt_lock. */
+int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * wait.c - the wait loop shared by epoll_wait, poll, select and the blocking
+ * socket calls: deadline, stack polling under rt_lock, the rate-limited
+ * kernel check, the low-power sleep, the signal mask; and ev_wait_sock.
+ *
+ * Run-to-completion: the waiting thread is the one that polls the NIC, so a
+ * wait is a loop of poll rounds. Each round: rt_poll() and the stack check
+ * under rt_lock, then (if due) the kernel check without it. The kernel check
+ * is a zero-timeout syscall made on the first round, at most every
+ * EV_KERNEL_CHECK_US while nothing is ready, and always on the round that
+ * returns (kernel fds are never starved by a busy stack). In low_power_mode,
+ * once nothing arrived for EV_IDLE_US, the kernel check blocks for up to
+ * 1 ms instead of spinning (an idle stack then costs ~1000 syscalls/s).
+ *
+ * Time is CLOCK_MONOTONIC in nanoseconds (the vDSO makes it ~20 ns; rt_now_ms
+ * is too coarse for the kernel-check rate): a wait never ends before its
+ * timeout, and after it by no more than a round (or a low-power sleep's
+ * timer slack).
+ *
+ * Signal mask: set with pthread_sigmask for the whole wait and restored.
+ * Known gap: a signal whose handler runs while we spin does not end the
+ * wait with EINTR (only one that arrives inside the kernel check does).
+ *
+ * Rejected: an eventfd/interrupt-driven sleep (the NIC has no interrupt in
+ * this mode); sleeping with nanosleep (the kernel fds would wait for the
+ * sleep to end); a kernel check every round (a syscall per spin).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "event/ev_priv.h"
+#include "event/event.h"
+#include "posix/libc.h"
+#include "runtime/runtime.h"
+#include "sock/lsock.h"
+
+enum {
+    EV_KERNEL_CHECK_US = 64,   /* at most one idle kernel check per this */
+    EV_IDLE_US = 2000,         /* low power: idle this long before sleeping */
+    EV_SLEEP_MS = 1,           /* low power: one sleep in the kernel check */
+};
+
+static uint64_t ev_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Let a sibling hyperthread (or a thread waiting for rt_lock) run. */
+static inline void ev_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
+{
+    sigset_t saved_mask;
+    bool masked = mask != NULL && pthread_sigmask(SIG_SETMASK, mask, &saved_mask) == 0;
+    bool low_power = rt_low_power();
+    uint64_t now = ev_now_ns();
+    uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now + (uint64_t)timeout_ms * 1000000u;
+    uint64_t kernel_due = now; /* the first round looks at the kernel */
+    uint64_t busy_at = now;    /* when a frame last arrived */
+    int n;
+
+    for (;;) {
+        rt_lock();
+        unsigned frames = rt_poll();
+        n = src->stack(ctx);
+        rt_unlock();
+
+        now = ev_now_ns();
+        if (frames > 0)
+            busy_at = now;
+        bool last = n > 0 || timeout_ms == 0 || now >= deadline;
+        if (last || now >= kernel_due) {
+            int sleep_ms = 0;
+            if (!last && low_power && now - busy_at >= EV_IDLE_US * 1000u &&
+                deadline - now >= (uint64_t)EV_SLEEP_MS * 1000000u)
+                sleep_ms = EV_SLEEP_MS;
+            int total = src->kernel(ctx, n, sleep_ms);
+            if (total < 0 && n == 0) {
+                n = -1;
+                break;
+            }
+            if (total >= 0)
+                n = total;
+            if (sleep_ms > 0)
+                now = ev_now_ns();
+            kernel_due = now + EV_KERNEL_CHECK_US * 1000u;
+            if (last || n > 0 || now >= deadline)
+                break;
+        }
+        ev_relax();
+    }
+
+    if (masked) {
+        int saved = errno;
+        pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+        errno = saved;
+    }
+    return n;
+}
+
+/* ---- one socket ---- */
+
+struct sock_wait {
+    struct lsock *s;
+    int fd;
+    bool kernel_half;
+    uint32_t events;     /* what the caller waits for (+ EPOLLERR|EPOLLHUP) */
+    uint32_t seen;
+};
+
+static int sw_stack(void *ctx)
+{
+    struct sock_wait *w = ctx;
+    w->seen = lsock_events(w->s) & (w->events | EPOLLERR | EPOLLHUP);
+    return w->seen != 0;
+}
+
+static int sw_kernel(void *ctx, int n, int timeout_ms)
+{
+    struct sock_wait *w = ctx;
+    if (!w->kernel_half) {
+        if (timeout_ms > 0)
+            libc.poll(NULL, 0, timeout_ms); /* the low-power sleep */
+        return n;
+    }
+    struct pollfd p = {.fd = w->fd, .events = POLLIN};
+    if (libc.poll(&p, 1, timeout_ms) > 0 && (p.revents & POLLIN)) {
+        w->seen |= EPOLLIN;
+        return 1; /* one socket: ready or not */
+    }
+    return n; /* EINTR included: a blocking call restarts, like SA_RESTART */
+}
+
+static const struct ev_source sock_source = {
+    .stack = sw_stack,
+    .kernel = sw_kernel,
+};
+
+uint32_t ev_wait_sock(struct lsock *s, int fd, bool kernel_half, uint32_t events, long timeout_ms)
+{
+    /* The kernel half is a listener: only its EPOLLIN (a connection) counts. */
+    struct sock_wait w = {.s = s, .fd = fd, .kernel_half = kernel_half && (events & EPOLLIN), .events = events};
+    int saved = errno;
+    int n = ev_wait(&sock_source, &w, timeout_ms, NULL);
+    errno = saved;
+    return n > 0 ? w.seen : 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * fdtable.c - see fdtable.h.
+ * Rejected: a hash map (a lookup on every read/write must be a load, not a
+ * probe) and a table sized from the soft RLIMIT_NOFILE (Redis raises its
+ * soft limit after start-up, so fds beyond the soft limit at init appear).
+ */
+#include "posix/fdtable.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#define FDT_MAX (1 << 20) /* a hard limit above this is capped: 16 MB of address space */
+
+static struct fd_entry *fdt;
+static int fdt_size;
+static pthread_once_t fdt_once = PTHREAD_ONCE_INIT;
+
+static void fdt_alloc(void)
+{
+    struct rlimit rl;
+    long n = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max > (rlim_t)n)
+        n = (long)rl.rlim_max;
+    if (n > FDT_MAX)
+        n = FDT_MAX;
+    void *p = mmap(NULL, (size_t)n * sizeof(struct fd_entry), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    fdt = p;
+    fdt_size = (int)n;
+}
+
+struct fd_entry *fdt_get(int fd)
+{
+    if (fd < 0 || fd >= fdt_size)
+        return NULL;
+    struct fd_entry *e = &fdt[fd];
+    return e->ops != NULL ? e : NULL;
+}
+
+int fdt_set(int fd, const struct fd_ops *ops, void *obj)
+{
+    pthread_once(&fdt_once, fdt_alloc);
+    if (fd < 0 || fd >= fdt_size) {
+        errno = EMFILE;
+        return -1;
+    }
+    fdt[fd].obj = obj;
+    __atomic_store_n(&fdt[fd].ops, ops, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void fdt_clear(int fd)
+{
+    if (fd < 0 || fd >= fdt_size)
+        return;
+    __atomic_store_n(&fdt[fd].ops, NULL, __ATOMIC_RELEASE);
+    fdt[fd].obj = NULL;
+}
+
+int fdt_next(int from)
+{
+    for (int fd = from < 0 ? 0 : from; fd < fdt_size; fd++)
+        if (fdt[fd].ops != NULL)
+            return fd;
+    return -1;
+}

@@ -1,0 +1,354 @@
+/*
+ * sock_fd.c - the life of an AF_INET stream socket that may live on the
+ * stack: adoption at socket(), routing at bind/listen/connect, accept,
+ * shutdown, close, dup. See sock_fd.h for the routing rules.
+ *
+ * Every stack socket keeps a real kernel socket under its fd number: it
+ * reserves the number (no clash with the kernel's fds), makes fstat, F_GETFD
+ * and close-on-exec behave, and is the kernel half of a listener bound to
+ * 0.0.0.0 (so `redis-cli -h 127.0.0.1` works while the stack serves the
+ * stack's address).
+ *
+ * Rejected: deciding at socket() time (the address is not known yet), and
+ * eventfds as fd placeholders (a listener on 0.0.0.0 needs a real kernel
+ * socket anyway, and one kind of placeholder keeps fstat consistent).
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "common/log.h"
+#include "event/event.h"
+#include "posix/libc.h"
+#include "posix/sock_fd_priv.h"
+#include "runtime/runtime.h"
+#include "sock/lsock.h"
+
+bool sock_child_refuses(void)
+{
+    if (!rt_is_child())
+        return false;
+    errno = EBADF;
+    return true;
+}
+
+void sock_put_addr(struct sockaddr *addr, socklen_t *len, uint32_t ip, uint16_t port)
+{
+    if (addr == NULL || len == NULL)
+        return;
+    struct sockaddr_in sin;
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = ip;
+    sin.sin_port = port;
+    socklen_t n = *len < (socklen_t)sizeof(sin) ? *len : (socklen_t)sizeof(sin);
+    memcpy(addr, &sin, n);
+    *len = sizeof(sin);
+}
+
+static struct sock_file *sock_file_new(struct lsock *ls, bool nonblock, bool decided)
+{
+    struct sock_file *sf = calloc(1, sizeof(*sf));
+    if (sf == NULL)
+        return NULL;
+    sf->refs = 1;
+    sf->ls = ls;
+    sf->nonblock = nonblock;
+    sf->decided = decided;
+    return sf;
+}
+
+/* Release the stack side of sf (under the lock) and free it. */
+static void sock_file_free(struct sock_file *sf)
+{
+    if (!rt_is_child()) {
+        rt_lock();
+        ev_forget_sock(sf->ls);
+        lsock_close(sf->ls);
+        rt_poll(); /* the FIN or RST leaves now */
+        rt_unlock();
+    }
+    free(sf);
+}
+
+int sockfd_adopt(int fd, int type_flags)
+{
+    struct lsock *ls = NULL;
+    rt_lock();
+    int rc = lsock_new(rt_stack(), &ls);
+    rt_unlock();
+    if (rc < 0)
+        return fail_neg(rc);
+    struct sock_file *sf = sock_file_new(ls, (type_flags & SOCK_NONBLOCK) != 0, false);
+    if (sf == NULL || fdt_set(fd, &sock_fd_ops, sf) != 0) {
+        int saved = sf == NULL ? ENOMEM : errno;
+        rt_lock();
+        lsock_close(ls);
+        rt_unlock();
+        free(sf);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+struct lsock *sockfd_lsock(int fd, bool *kernel_half)
+{
+    struct fd_entry *e = fdt_get(fd);
+    if (e == NULL || e->ops != &sock_fd_ops)
+        return NULL;
+    struct sock_file *sf = sock_file(e);
+    if (kernel_half != NULL)
+        *kernel_half = sf->kernel_half;
+    return sf->ls;
+}
+
+/* The socket turns out to be the kernel's (loopback, own address, another
+ * family): forget the stack side; the kernel socket under fd carries on with
+ * the application's O_NONBLOCK. Only for a socket no other fd shares. */
+static int to_kernel(struct fd_entry *e, int fd)
+{
+    struct sock_file *sf = sock_file(e);
+    if (sf->refs != 1 || sf->kernel_half || (sf->decided && !sf->kernel_bound)) {
+        errno = EOPNOTSUPP; /* a dup'ed, listening or stack-placed socket cannot move */
+        return -1;
+    }
+    int fl = libc.fcntl(fd, F_GETFL, 0);
+    if (fl >= 0)
+        libc.fcntl(fd, F_SETFL, sf->nonblock ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+    fdt_clear(fd);
+    sock_file_free(sf);
+    return 0;
+}
+
+/* The IPv4 address of a sockaddr, or -1 (errno) if it is not AF_INET. */
+static int sin_of(const struct sockaddr *addr, socklen_t len, struct sockaddr_in *out)
+{
+    if (addr == NULL || len < (socklen_t)sizeof(struct sockaddr_in)) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(out, addr, sizeof(*out));
+    if (out->sin_family != AF_INET) {
+        errno = EAFNOSUPPORT;
+        return -1;
+    }
+    return 0;
+}
+
+static int sock_bind(struct fd_entry *e, int fd, const struct sockaddr *addr, socklen_t len)
+{
+    struct sock_file *sf = sock_file(e);
+    struct sockaddr_in sin;
+    if (sock_child_refuses())
+        return -1;
+    if (sin_of(addr, len, &sin) != 0)
+        return sf->decided || to_kernel(e, fd) != 0 ? -1 : libc.bind(fd, addr, len);
+    uint32_t a = sin.sin_addr.s_addr;
+    uint16_t port = sin.sin_port;
+    if (a != INADDR_ANY && a != rt_host_addr()) { /* 127/8 or another kernel address */
+        if (to_kernel(e, fd) != 0)
+            return -1;
+        return libc.bind(fd, addr, len);
+    }
+    if (a == INADDR_ANY) { /* both: the kernel takes the port first */
+        if (libc.bind(fd, addr, len) != 0)
+            return -1;
+        struct sockaddr_in got;
+        socklen_t glen = sizeof(got);
+        if (port == 0 && libc.getsockname(fd, (struct sockaddr *)&got, &glen) == 0)
+            port = got.sin_port;
+        sf->kernel_bound = true;
+    }
+    rt_lock();
+    int rc = lsock_bind(sf->ls, a, port);
+    rt_unlock();
+    if (rc < 0)
+        return fail_neg(rc);
+    sf->decided = true;
+    return 0;
+}
+
+static int sock_listen(struct fd_entry *e, int fd, int backlog)
+{
+    struct sock_file *sf = sock_file(e);
+    if (sock_child_refuses())
+        return -1;
+    if (!sf->decided) { /* Linux binds an unbound listener to 0.0.0.0:ephemeral */
+        struct sockaddr_in any = {.sin_family = AF_INET};
+        if (sock_bind(e, fd, (struct sockaddr *)&any, sizeof(any)) != 0)
+            return -1;
+    }
+    if (sf->kernel_bound && !sf->kernel_half) {
+        if (libc.listen(fd, backlog) != 0)
+            return -1;
+        int fl = libc.fcntl(fd, F_GETFL, 0);
+        libc.fcntl(fd, F_SETFL, fl | O_NONBLOCK); /* accept looks there without blocking */
+        sf->kernel_half = true;
+    }
+    rt_lock();
+    int rc = lsock_listen(sf->ls, backlog);
+    rt_unlock();
+    return rc < 0 ? fail_neg(rc) : 0;
+}
+
+/* A new fd for a connection accepted on the stack. Returns it or -1. */
+static int adopt_accepted(struct lsock *nls, struct sockaddr *addr, socklen_t *len, int flags)
+{
+    int nfd = libc.socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
+    struct sock_file *nsf = nfd >= 0 ? sock_file_new(nls, (flags & SOCK_NONBLOCK) != 0, true) : NULL;
+    if (nsf == NULL || fdt_set(nfd, &sock_fd_ops, nsf) != 0) {
+        int saved = errno;
+        if (nfd >= 0)
+            libc.close(nfd);
+        free(nsf);
+        rt_lock();
+        lsock_close(nls); /* the peer sees a reset */
+        rt_unlock();
+        errno = saved;
+        return -1;
+    }
+    uint32_t ip = 0;
+    uint16_t port = 0;
+    rt_lock();
+    lsock_name(nls, true, &ip, &port);
+    rt_unlock();
+    sock_put_addr(addr, len, ip, port);
+    return nfd;
+}
+
+static int sock_accept4(struct fd_entry *e, int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+    struct sock_file *sf = sock_file(e);
+    if (sock_child_refuses())
+        return -1;
+    if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (;;) {
+        struct lsock *nls = NULL;
+        rt_lock();
+        int rc = lsock_accept(sf->ls, &nls);
+        rt_unlock();
+        if (rc == 0)
+            return adopt_accepted(nls, addr, len, flags);
+        if (rc != -EAGAIN)
+            return fail_neg(rc);
+        if (sf->kernel_half) {
+            int kfd = libc.accept4(fd, addr, len, flags);
+            if (kfd >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+                return kfd;
+        }
+        if (sf->nonblock) {
+            errno = EAGAIN;
+            return -1;
+        }
+        if (ev_wait_sock(sf->ls, fd, sf->kernel_half, EPOLLIN, sock_timeout(sf, false)) == 0) {
+            errno = EAGAIN;
+            return -1;
+        }
+    }
+}
+
+static int sock_connect(struct fd_entry *e, int fd, const struct sockaddr *addr, socklen_t len)
+{
+    struct sock_file *sf = sock_file(e);
+    struct sockaddr_in sin;
+    if (sock_child_refuses())
+        return -1;
+    if (sin_of(addr, len, &sin) != 0 || rt_addr_is_kernel(sin.sin_addr.s_addr)) {
+        if (to_kernel(e, fd) != 0)
+            return -1;
+        return libc.connect(fd, addr, len);
+    }
+    rt_lock();
+    int rc = lsock_connect(sf->ls, sin.sin_addr.s_addr, sin.sin_port);
+    rt_poll(); /* the SYN leaves now */
+    rt_unlock();
+    sf->decided = true;
+    if (rc != -EINPROGRESS)
+        return rc < 0 ? fail_neg(rc) : 0;
+    if (sf->nonblock) {
+        errno = EINPROGRESS;
+        return -1;
+    }
+    if (ev_wait_sock(sf->ls, fd, false, EPOLLOUT, sock_timeout(sf, true)) == 0) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    int soerr = 0;
+    socklen_t slen = sizeof(soerr);
+    rt_lock();
+    lsock_getsockopt(sf->ls, SOL_SOCKET, SO_ERROR, &soerr, &slen);
+    rt_unlock();
+    if (soerr != 0) {
+        errno = soerr;
+        return -1;
+    }
+    return 0;
+}
+
+static int sock_shutdown(struct fd_entry *e, int fd, int how)
+{
+    struct sock_file *sf = sock_file(e);
+    if (sock_child_refuses())
+        return -1;
+    if (sf->kernel_half)
+        libc.shutdown(fd, how);
+    rt_lock();
+    int rc = lsock_shutdown(sf->ls, how);
+    rt_poll(); /* the FIN leaves now */
+    rt_unlock();
+    return rc < 0 ? fail_neg(rc) : 0;
+}
+
+static int sock_close(struct fd_entry *e, int fd)
+{
+    struct sock_file *sf = sock_file(e);
+    fdt_clear(fd);
+    if (--sf->refs == 0)
+        sock_file_free(sf);
+    return libc.close(fd);
+}
+
+void sockfd_close_all(void)
+{
+    for (int fd = fdt_next(0); fd >= 0; fd = fdt_next(fd + 1)) {
+        struct fd_entry *e = fdt_get(fd);
+        if (e != NULL && e->ops == &sock_fd_ops)
+            sock_close(e, fd);
+    }
+}
+
+int sock_dup(struct fd_entry *e, int fd, int newfd)
+{
+    (void)fd;
+    struct sock_file *sf = sock_file(e);
+    if (fdt_set(newfd, &sock_fd_ops, sf) != 0)
+        return -1;
+    sf->refs++;
+    return 0;
+}
+
+const struct fd_ops sock_fd_ops = {
+    .kind = "stack socket",
+    .recvmsg = sock_recvmsg,
+    .sendmsg = sock_sendmsg,
+    .bind = sock_bind,
+    .listen = sock_listen,
+    .accept4 = sock_accept4,
+    .connect = sock_connect,
+    .shutdown = sock_shutdown,
+    .getsockopt = sock_getsockopt,
+    .setsockopt = sock_setsockopt,
+    .getsockname = sock_getsockname,
+    .getpeername = sock_getpeername,
+    .fcntl = sock_fcntl,
+    .ioctl = sock_ioctl,
+    .close = sock_close,
+    .dup = sock_dup,
+};

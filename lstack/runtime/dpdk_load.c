@@ -1,0 +1,62 @@
+/*
+ * dpdk_load.c - load the DPDK side (liblstack_dpdk.so) when the stack starts.
+ *
+ * liblstack.so does not link DPDK: every process under LD_PRELOAD would
+ * otherwise load some fifty DPDK libraries and run their constructors, bound
+ * or not. The DPDK side is found next to liblstack.so, or at
+ * $LSTACK_DPDK_LIB. It is loaded RTLD_LOCAL: its symbols never mix with the
+ * application's.
+ */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime_priv.h"
+
+#define DPDK_LIB_NAME "liblstack_dpdk.so"
+
+static int lib_path(char *out, size_t len)
+{
+    const char *env = getenv("LSTACK_DPDK_LIB");
+    if (env != NULL && env[0] != '\0') {
+        snprintf(out, len, "%s", env);
+        return 0;
+    }
+    Dl_info info;
+    if (dladdr((void *)lib_path, &info) == 0 || info.dli_fname == NULL)
+        return -1;
+    char self[PATH_MAX];
+    snprintf(self, sizeof(self), "%s", info.dli_fname);
+    snprintf(out, len, "%s/%s", dirname(self), DPDK_LIB_NAME);
+    return 0;
+}
+
+int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
+{
+    char path[PATH_MAX + 32];
+    if (lib_path(path, sizeof(path)) != 0) {
+        snprintf(err, errlen, "cannot find where liblstack.so is loaded from; set LSTACK_DPDK_LIB");
+        return -1;
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        snprintf(err, errlen, "cannot load the DPDK side %s: %s", path, dlerror());
+        return -1;
+    }
+    void *init = dlsym(h, "nic_eal_init");
+    void *cleanup = dlsym(h, "nic_eal_cleanup");
+    void *open = dlsym(h, "nic_dpdk_open");
+    if (init == NULL || cleanup == NULL || open == NULL) {
+        snprintf(err, errlen, "%s lacks nic_eal_init/nic_eal_cleanup/nic_dpdk_open", path);
+        dlclose(h);
+        return -1;
+    }
+    /* POSIX: dlsym results convert to function pointers of the real type. */
+    memcpy(&d->eal_init, &init, sizeof(init));
+    memcpy(&d->eal_cleanup, &cleanup, sizeof(cleanup));
+    memcpy(&d->open, &open, sizeof(open));
+    return 0;
+}

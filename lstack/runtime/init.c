@@ -1,0 +1,134 @@
+/*
+ * init.c - start the stack on first use, and stop it at exit.
+ *
+ * The stack starts lazily, on the first AF_INET stream socket() of a bound
+ * process: after `daemonize yes` has forked, so the daemon (not its parent)
+ * owns DPDK. Steps: read lstack.conf, load the DPDK side, EAL (which restores
+ * our CPU affinity and signal mask), port, stack. A failure says why on
+ * stderr and syslog; then init_fail = "kernel" keeps the process on the
+ * kernel stack (loudly, once), init_fail = "exit" stops it with that message
+ * (the user asked for it; a config that cannot be read stops it too only if
+ * it says so, which it cannot: an unreadable config falls back to the kernel).
+ *
+ * Rejected: a library constructor (Gazelle's way: DPDK would be shared with
+ * every fork, and `daemonize yes` would break).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#include "common/log.h"
+#include "conf/conf.h"
+#include "nic/nic.h"
+#include "posix/sock_fd.h"
+#include "runtime/runtime_priv.h"
+#include "stack/stack.h"
+
+/* How long the stack keeps running at exit for the last FINs to leave. */
+#define EXIT_LINGER_MS 20
+
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct dpdk_calls dpdk;
+
+/* Registered with atexit once the stack runs: close the stack and release
+ * EAL so no DPDK run file is left. Not in a forked child. */
+static void rt_shutdown(void)
+{
+    if (rt.child || rt_state_v != RT_READY)
+        return;
+    sockfd_close_all();
+    /* Let the FINs and RSTs leave and the peers' answers come in. */
+    uint64_t until = rt_now_ms() + EXIT_LINGER_MS;
+    while (rt_now_ms() < until) {
+        rt_lock();
+        rt_poll();
+        rt_unlock();
+    }
+    rt_lock();
+    rt_state_v = RT_PASSIVE;
+    stack_close(rt.stack);
+    rt.stack = NULL;
+    rt_unlock();
+    dpdk.eal_cleanup();
+}
+
+static int start(const struct lstack_conf *c, char *err, size_t errlen)
+{
+    if (dpdk_load(&dpdk, err, errlen) != 0)
+        return -1;
+    char *argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
+    argv[0] = "lstack";
+    memcpy(argv + 1, c->dpdk_argv, sizeof(char *) * (size_t)c->dpdk_argc);
+    if (dpdk.eal_init(c->dpdk_argc + 1, argv, err, errlen) != 0)
+        return -1;
+    struct nic_params np = {
+        .has_mac = c->has_devices,
+        .nb_mbufs = c->tcp_conn_count * c->mbuf_count_per_conn,
+        .cache_size = c->mem_cache_num,
+        .priv_size = (uint16_t)stack_nic_priv_size(),
+        .rx_desc = (uint16_t)c->nic_rxqueue_size,
+        .tx_desc = (uint16_t)c->nic_txqueue_size,
+        .burst = (uint16_t)c->nic_read_number,
+    };
+    memcpy(np.mac, c->devices, 6);
+    struct nic *nic = dpdk.open(&np, err, errlen);
+    if (nic == NULL) {
+        dpdk.eal_cleanup();
+        return -1;
+    }
+    if (stack_open(&rt.stack, c, 0, nic, err, errlen) != 0) {
+        nic->ops->close(nic);
+        dpdk.eal_cleanup();
+        return -1;
+    }
+    rt.host_addr = c->host_addr;
+    rt.low_power = c->low_power_mode;
+    return 0;
+}
+
+bool rt_ensure(void)
+{
+    int st = rt_state_v;
+    if (st == RT_READY)
+        return true;
+    if (st != RT_UNINIT)
+        return false;
+    pthread_mutex_lock(&init_mu);
+    if (rt_state_v != RT_UNINIT) {
+        bool ready = rt_state_v == RT_READY;
+        pthread_mutex_unlock(&init_mu);
+        return ready;
+    }
+    rt_state_v = RT_INIT;
+    const char *path = lstack_conf_path();
+    struct lstack_conf c;
+    char err[4096];
+    enum lstack_init_fail policy = LSTACK_INIT_FAIL_KERNEL;
+    int rc = lstack_conf_load(path, &c, err, sizeof(err));
+    if (rc != 0) {
+        LSTACK_ERR("invalid configuration %s:\n%s", path, err);
+    } else {
+        policy = c.init_fail;
+        lstack_log_set_level(c.log_level);
+        rc = start(&c, err, sizeof(err));
+        if (rc != 0)
+            LSTACK_ERR("stack start failed: %s", err);
+        lstack_conf_free(&c);
+    }
+    if (rc != 0) {
+        rt_state_v = RT_PASSIVE;
+        pthread_mutex_unlock(&init_mu);
+        if (policy == LSTACK_INIT_FAIL_EXIT) {
+            LSTACK_ERR("stopping the process (init_fail = \"exit\" in %s)", path);
+            exit(EXIT_FAILURE);
+        }
+        LSTACK_WARN("acceleration is OFF: this process runs on the kernel TCP/IP stack");
+        return false;
+    }
+    atexit(rt_shutdown);
+    rt_state_v = RT_READY;
+    pthread_mutex_unlock(&init_mu);
+    LSTACK_INFO("stack up on %s", stack_port_name(rt.stack));
+    return true;
+}

@@ -1,0 +1,69 @@
+/*
+ * runtime.c - the stack lock, the poll round, and the runtime's accessors
+ * (see runtime.h).
+ * Rejected: a spinlock (a thread blocked in a long lwIP call would make the
+ * others burn their CPU) and a recursive mutex (lock nesting would hide
+ * layering mistakes).
+ */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "runtime/runtime_priv.h"
+#include "sock/lsock.h"
+#include "stack/stack.h"
+
+volatile int rt_state_v = RT_PASSIVE;
+struct rt rt;
+
+static pthread_mutex_t stack_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void rt_lock(void)
+{
+    pthread_mutex_lock(&stack_mu);
+}
+
+void rt_unlock(void)
+{
+    pthread_mutex_unlock(&stack_mu);
+}
+
+unsigned rt_poll(void)
+{
+    if (rt.stack == NULL)
+        return 0;
+    lsock_flush_acks(rt.stack); /* ACKs lwIP would delay, now that the app read */
+    return stack_poll(rt.stack);
+}
+
+struct stack *rt_stack(void)
+{
+    return rt.stack;
+}
+
+uint32_t rt_host_addr(void)
+{
+    return rt.host_addr;
+}
+
+bool rt_addr_is_kernel(uint32_t addr)
+{
+    return (ntohl(addr) >> 24) == 127 || addr == rt.host_addr;
+}
+
+bool rt_is_child(void)
+{
+    return rt.child;
+}
+
+bool rt_low_power(void)
+{
+    return rt.low_power;
+}
+
+uint64_t rt_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}

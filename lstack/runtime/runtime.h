@@ -1,0 +1,71 @@
+/*
+ * runtime.h - the preload's process-wide state: is this process bound, is the
+ * stack up, the stack lock, the poll driver, fork.
+ *
+ * States:
+ *   RT_PASSIVE  not bound (GAZELLE_BIND_PROCNAME is not this executable), or
+ *               init failed with init_fail = "kernel", or a forked child:
+ *               every call goes to libc.
+ *   RT_UNINIT   bound, stack not started yet (it starts on the first AF_INET
+ *               stream socket(): lazily, so `daemonize yes` forks first).
+ *   RT_INIT     starting: calls from any thread go to libc (EAL's threads).
+ *   RT_READY    the stack runs; AF_INET stream sockets may live on it.
+ * A forked child is RT_PASSIVE with rt_is_child() true: it never touches
+ * DPDK or lwIP; closing an inherited stack fd only drops its own view.
+ *
+ * Threads: rt_state is a plain read (any thread). Everything that touches a
+ * stack (lsock_*, stack_*, rt_poll) runs under rt_lock().
+ */
+#ifndef LSTACK_RUNTIME_H
+#define LSTACK_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct stack;
+
+enum rt_state { RT_PASSIVE = 0, RT_UNINIT, RT_INIT, RT_READY };
+
+extern volatile int rt_state_v;
+
+static inline enum rt_state rt_state(void)
+{
+    return (enum rt_state)rt_state_v;
+}
+
+/* Start the stack if this process is bound and it has not started yet.
+ * Returns true if the stack is ready. On failure logs why (stderr + syslog),
+ * then per init_fail either returns false for good (RT_PASSIVE) or stops the
+ * process with that message. Any thread; concurrent callers wait. */
+bool rt_ensure(void);
+
+/* The stack lock: serialises every use of a stack. Not recursive. */
+void rt_lock(void);
+void rt_unlock(void);
+
+/* Under rt_lock: one poll round of every stack (rx, lwIP, timers, tx).
+ * Returns frames received. */
+unsigned rt_poll(void);
+
+/* The stack AF_INET sockets are created on. Only in RT_READY. */
+struct stack *rt_stack(void);
+
+/* host_addr (network byte order). Only in RT_READY. */
+uint32_t rt_host_addr(void);
+
+/* True if addr (network byte order) must be served by the kernel even in
+ * RT_READY: 127.0.0.0/8, and the stack's own address (lwIP's loopback path
+ * aborts the process, so traffic to ourselves goes through the kernel). */
+bool rt_addr_is_kernel(uint32_t addr);
+
+/* True in a child forked from a bound process. */
+bool rt_is_child(void);
+
+/* low_power_mode from the config (the wait loops may sleep when idle). */
+bool rt_low_power(void);
+
+/* Monotonic milliseconds (cheap: vDSO coarse clock is not enough for exact
+ * epoll timeouts, so this is CLOCK_MONOTONIC). */
+uint64_t rt_now_ms(void);
+
+#endif

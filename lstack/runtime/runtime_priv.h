@@ -1,0 +1,36 @@
+/*
+ * runtime_priv.h - state shared by the runtime's files (gate.c, init.c,
+ * runtime.c, fork.c). Not for other parts of lstack: they use runtime.h.
+ */
+#ifndef LSTACK_RUNTIME_PRIV_H
+#define LSTACK_RUNTIME_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/runtime.h"
+
+struct rt {
+    struct stack *stack;      /* RT_READY: the stack */
+    uint32_t host_addr;       /* network byte order */
+    bool low_power;
+    bool child;               /* forked from a process whose stack had started */
+};
+
+extern struct rt rt;
+
+/* gate.c: true if this process is the one GAZELLE_BIND_PROCNAME names. */
+bool rt_gate_bound(void);
+
+/* dpdk_load.c: the DPDK side, loaded from liblstack_dpdk.so on first use so
+ * that a process that is not bound never loads DPDK. */
+struct nic;
+struct nic_params;
+struct dpdk_calls {
+    int (*eal_init)(int argc, char **argv, char *err, size_t errlen);
+    void (*eal_cleanup)(void);
+    struct nic *(*open)(const struct nic_params *p, char *err, size_t errlen);
+};
+int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * lsock_lwip.h - what the lwIP-side files of the sock layer share (see
+ * lsock_priv.h for the split). Includes lwIP headers: never include it from
+ * a file that needs <netinet/tcp.h>.
+ *
+ * Every lwIP function is called through the stack's table, s->st->L.<fn>
+ * (lstack/stack/lwip_api.def); macros on pcb fields (tcp_sndbuf,
+ * tcp_nagle_disable, ip_set_option, ...) are used directly.
+ */
+#ifndef LSTACK_LSOCK_LWIP_H
+#define LSTACK_LSOCK_LWIP_H
+
+#include "lwip/ip_addr.h"
+#include "lwip/pbuf.h"
+#include "lwip/tcp.h"
+
+#include "sock/lsock_priv.h"
+#include "stack/stack_priv.h"
+
+/* The stack's lwIP table. */
+static inline const struct lwip_api *lsock_lwip(const struct lsock *s)
+{
+    return &s->st->L;
+}
+
+/* ---- errmap.c ---- */
+
+/* lwIP err_t -> negative errno (the one table). ERR_OK -> 0. */
+int lsock_errno(err_t err);
+
+/* ---- tcp_sock.c ---- */
+
+/* Point pcb's callbacks (and arg) at s. */
+void lsock_attach(struct lsock *s, struct tcp_pcb *pcb);
+
+/* Make pcb forget its lsock: no callback of ours runs for it any more
+ * (lwIP then discards received data itself, tcp_recv_null). Not for a
+ * listen pcb. */
+void lsock_detach(const struct lwip_api *L, struct tcp_pcb *pcb);
+
+/* Remember pcb's local and remote address/port in s. */
+void lsock_save_addrs(struct lsock *s, const struct tcp_pcb *pcb);
+
+/* ---- tcp_io.c ---- */
+
+/* lwIP callbacks for a connection pcb (arg is the lsock, or NULL). */
+err_t lsock_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err);
+err_t lsock_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len);
+
+/* Free every queued received pbuf (their NIC buffers go back). Returns the
+ * unread byte count that was dropped. No window update. */
+size_t lsock_rx_drop(struct lsock *s);
+
+/* Take s off the stack's list of owed ACKs (before freeing it). */
+void lsock_ack_forget(struct lsock *s);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * lsock_priv.h - struct lsock and what the sock layer's files share.
+ *
+ * No lwIP header here: sockopt.c needs <netinet/tcp.h>, whose TCP_MSS clashes
+ * with lwIP's lwipopts.h, so the files are split in two kinds:
+ *   lwIP side (include sock/lsock_lwip.h): tcp_sock.c (life cycle, accept /
+ *     connected / err callbacks), tcp_io.c (data, events, recv / sent
+ *     callbacks), pcb_opts.c (options -> pcb), errmap.c (err_t -> errno);
+ *   system side: sockopt.c (setsockopt / getsockopt over the stored options).
+ * The pcb and pbufs are opaque pointers here.
+ *
+ * State model (mirrors Linux's sk_state / sk_shutdown, see lsock_events):
+ *   LS_NEW        no pcb yet (options only stored);
+ *   LS_BOUND      pcb bound, lwIP state CLOSED;
+ *   LS_LISTEN     listen pcb, accept queue in acc_head;
+ *   LS_CONNECTING tcp_connect sent the SYN;
+ *   LS_CONNECTED  established (either direction may be shut);
+ *   LS_DEAD       the connection (or the attempt) ended: reset, timeout,
+ *                 refused, or both FINs exchanged. pcb is NULL; unread data
+ *                 stays readable.
+ */
+#ifndef LSTACK_LSOCK_PRIV_H
+#define LSTACK_LSOCK_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sock/lsock.h"
+
+struct tcp_pcb;
+struct pbuf;
+
+enum lsock_state { LS_NEW, LS_BOUND, LS_LISTEN, LS_CONNECTING, LS_CONNECTED, LS_DEAD };
+
+/* Options as the application set them (Linux units); applied to the pcb
+ * when it exists (pcb_opts.c), inherited by accepted sockets. */
+struct lsock_opts {
+    bool nodelay;
+    bool keepalive;
+    bool reuseaddr;
+    bool reuseport;  /* stored only */
+    bool linger_on;
+    int linger_s;
+    int keep_idle;   /* seconds */
+    int keep_intvl;  /* seconds */
+    int keep_cnt;
+    int rcvbuf;      /* as set; getsockopt reports twice this */
+    int sndbuf;
+    long rcvtimeo_ms;
+    long sndtimeo_ms;
+};
+
+struct lsock {
+    struct stack *st;
+    struct tcp_pcb *pcb;       /* NULL in LS_NEW and LS_DEAD; never touched after lwIP's err callback */
+    enum lsock_state state;
+    struct epitem *watchers;   /* the event layer's list head */
+    uint32_t ev_last;          /* events at the last lsock_changed call */
+
+    /* Receive queue: lwIP's pbuf chains linked one after the other by us
+     * (the last pbuf of a chain points to the next chain's head); tot_len
+     * is never used (u16). rx_off bytes of rx_head are consumed already. */
+    struct pbuf *rx_head, *rx_tail;
+    size_t rx_off;
+    size_t rx_bytes;
+
+    bool peer_fin;             /* FIN received (RCV_SHUTDOWN by the peer) */
+    bool shut_rd, shut_wr;     /* shutdown() by the application */
+    bool ever_connected;       /* reached LS_CONNECTED once */
+    bool connect_pending;      /* connect() returned -EINPROGRESS, not yet confirmed */
+    bool failed;               /* LS_DEAD by an error (not by an orderly close) */
+    int so_error;              /* pending error (positive errno), 0: none */
+
+    /* On the stack's sock_ack_owed list (see lsock_flush_acks). */
+    bool ack_owed;
+    struct lsock *ack_next;
+
+    /* Listener: accepted connections not yet taken by lsock_accept. */
+    int backlog;
+    struct lsock *acc_head, *acc_tail;
+    struct lsock *acc_next;    /* link in the listener's queue */
+
+    /* Addresses, network byte order, kept after the pcb is gone. */
+    uint32_t laddr, raddr;
+    uint16_t lport, rport;
+
+    struct lsock_opts o;
+};
+
+/* Linux's keepalive defaults (also lwIP's: 7200 s, 75 s, 9). */
+#define LSOCK_KEEPIDLE_DEFAULT 7200
+#define LSOCK_KEEPINTVL_DEFAULT 75
+#define LSOCK_KEEPCNT_DEFAULT 9
+/* What getsockopt(SO_RCVBUF/SO_SNDBUF) reports (halved) before any set. */
+#define LSOCK_BUF_DEFAULT 65536
+
+/* TCP state of the pcb, in lwIP's order (pcb_opts.c checks the values). */
+enum lsock_tcp_state {
+    LSOCK_TCP_CLOSED, LSOCK_TCP_LISTEN, LSOCK_TCP_SYN_SENT, LSOCK_TCP_SYN_RCVD,
+    LSOCK_TCP_ESTABLISHED, LSOCK_TCP_FIN_WAIT_1, LSOCK_TCP_FIN_WAIT_2, LSOCK_TCP_CLOSE_WAIT,
+    LSOCK_TCP_CLOSING, LSOCK_TCP_LAST_ACK, LSOCK_TCP_TIME_WAIT
+};
+
+/* What TCP_INFO reports, read from the pcb without lwIP types. */
+struct lsock_tcpinfo {
+    enum lsock_tcp_state state;
+    uint32_t mss;
+    uint32_t rto_us;
+    uint32_t rtt_us;        /* smoothed, 0 if not measured */
+    uint32_t rttvar_us;
+    uint32_t snd_cwnd;      /* segments */
+    uint32_t snd_ssthresh;  /* segments */
+    uint32_t unacked;       /* segments */
+    uint32_t retransmits;
+    uint32_t snd_wnd;       /* bytes the peer announced */
+    uint32_t rcv_wnd;       /* bytes we announce */
+};
+
+/* ---- tcp_io.c ---- */
+
+/* Call lsock_changed(s) if lsock_events(s) differs from the last call's, or
+ * always with force (a new arrival: data, FIN, connection, error, so that
+ * edge-triggered watchers see each one). */
+void lsock_notify(struct lsock *s, bool force);
+
+/* ---- pcb_opts.c (lwIP side) ---- */
+
+/* Push s->o to s->pcb if there is one: SOF_REUSEADDR and SOF_KEEPALIVE on
+ * any pcb; TCP_NODELAY and the keepalive timers only on a connection pcb
+ * (a listen pcb has no such fields; children get them from s->o). */
+void lsock_pcb_apply_opts(struct lsock *s);
+
+/* Effective MSS of the connection, or 0 without one. */
+unsigned lsock_pcb_mss(const struct lsock *s);
+
+/* Fill ti from the pcb (state LSOCK_TCP_CLOSED and zeros without one;
+ * LSOCK_TCP_LISTEN for a listener). */
+void lsock_pcb_info(const struct lsock *s, struct lsock_tcpinfo *ti);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * pcb_opts.c - socket options onto lwIP's pcb, and TCP_INFO's numbers off it.
+ *
+ * sockopt.c stores what the application sets (it cannot see lwIP types, see
+ * lsock_priv.h) and calls here to push it to the pcb. Keepalive times are
+ * seconds in the socket API and milliseconds in the pcb.
+ */
+#include "lwip/priv/tcp_priv.h" /* struct tcp_seg, TCP_SLOW_INTERVAL */
+
+#include "sock/lsock_lwip.h"
+
+/* enum lsock_tcp_state mirrors lwIP's enum tcp_state. */
+_Static_assert((int)LSOCK_TCP_CLOSED == (int)CLOSED && (int)LSOCK_TCP_LISTEN == (int)LISTEN &&
+                   (int)LSOCK_TCP_ESTABLISHED == (int)ESTABLISHED &&
+                   (int)LSOCK_TCP_TIME_WAIT == (int)TIME_WAIT,
+               "lsock_tcp_state out of step with lwIP");
+
+void lsock_pcb_apply_opts(struct lsock *s)
+{
+    struct tcp_pcb *pcb = s->pcb;
+    if (pcb == NULL)
+        return;
+    /* so_options is common to both pcb kinds (IP_PCB). */
+    if (s->o.reuseaddr)
+        ip_set_option(pcb, SOF_REUSEADDR);
+    else
+        ip_reset_option(pcb, SOF_REUSEADDR);
+    if (s->o.keepalive)
+        ip_set_option(pcb, SOF_KEEPALIVE);
+    else
+        ip_reset_option(pcb, SOF_KEEPALIVE);
+    if (s->state == LS_LISTEN)
+        return; /* struct tcp_pcb_listen ends before flags / keep_* */
+    if (s->o.nodelay)
+        tcp_nagle_disable(pcb);
+    else
+        tcp_nagle_enable(pcb);
+    pcb->keep_idle = (u32_t)s->o.keep_idle * 1000u;
+    pcb->keep_intvl = (u32_t)s->o.keep_intvl * 1000u;
+    pcb->keep_cnt = (u32_t)s->o.keep_cnt;
+}
+
+unsigned lsock_pcb_mss(const struct lsock *s)
+{
+    if (s->pcb == NULL || s->state == LS_LISTEN)
+        return 0;
+    return tcp_mss(s->pcb);
+}
+
+void lsock_pcb_info(const struct lsock *s, struct lsock_tcpinfo *ti)
+{
+    *ti = (struct lsock_tcpinfo){.state = LSOCK_TCP_CLOSED};
+    if (s->state == LS_LISTEN) {
+        ti->state = LSOCK_TCP_LISTEN;
+        return;
+    }
+    const struct tcp_pcb *pcb = s->pcb;
+    if (pcb == NULL)
+        return;
+    ti->state = (enum lsock_tcp_state)pcb->state;
+    ti->mss = tcp_mss(pcb);
+    /* rto is in slow-timer ticks; sa is 8 x the smoothed RTT in ticks, sv
+     * 4 x its deviation (Van Jacobson's fixed point, see lwIP tcp_in.c). */
+    ti->rto_us = (uint32_t)pcb->rto * TCP_SLOW_INTERVAL * 1000u;
+    ti->rtt_us = (uint32_t)(pcb->sa > 0 ? pcb->sa >> 3 : 0) * TCP_SLOW_INTERVAL * 1000u;
+    ti->rttvar_us = (uint32_t)(pcb->sv > 0 ? pcb->sv >> 2 : 0) * TCP_SLOW_INTERVAL * 1000u;
+    if (pcb->mss > 0) {
+        ti->snd_cwnd = pcb->cwnd / pcb->mss;
+        ti->snd_ssthresh = pcb->ssthresh / pcb->mss;
+    }
+    for (const struct tcp_seg *seg = pcb->unacked; seg != NULL; seg = seg->next)
+        ti->unacked++;
+    ti->retransmits = pcb->nrtx;
+    ti->snd_wnd = pcb->snd_wnd;
+    ti->rcv_wnd = pcb->rcv_ann_wnd;
+}

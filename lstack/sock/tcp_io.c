@@ -1,0 +1,371 @@
+/*
+ * tcp_io.c - data and readiness of an lsock: the receive queue, recv, send,
+ * shutdown, lsock_events, and lwIP's recv / sent callbacks.
+ *
+ * Receive: lwIP hands us pbuf chains whose pbufs are NIC buffers (zero-copy
+ * rx, stack/netif.c); we link chains one after the other ourselves and free
+ * each pbuf as soon as the application has consumed it, so a buffer goes
+ * back to the pool at once. The window is reopened (tcp_recved) by what the
+ * application consumes, so lwIP's 64 KiB window bounds what a connection
+ * holds.
+ *
+ * Send: copied into lwIP (TCP_WRITE_FLAG_COPY) up to tcp_sndbuf and the
+ * segment queue limit, then one tcp_output per lsock_send.
+ *
+ * Delayed ACKs: lwIP acknowledges every second segment at once and a lone
+ * one from its 250 ms timer; a peer that uses Nagle then waits up to 250 ms
+ * to send its next small segment. Linux instead acknowledges when the
+ * application has drained such data (tcp_cleanup_rbuf). So a recv that
+ * empties the queue while lwIP holds an ACK puts the socket on the stack's
+ * owed list, and lsock_flush_acks (next poll round) sends the ACK unless a
+ * reply has carried it meanwhile - no extra packet for request / response.
+ *
+ * Readiness follows Linux's tcp_poll (see lsock_events and lsock.h); every
+ * change is reported through lsock_notify.
+ *
+ * Rejected:
+ *   - pbuf_cat on the receive queue: tot_len is 16 bits and wraps past
+ *     64 KiB;
+ *   - copying received data into a per-socket ring: one more copy, while
+ *     the NIC buffer can simply stay queued until it is read;
+ *   - lwIP's tcp_shutdown(shut_rx): lwIP then resets the connection when
+ *     data arrives, while Linux keeps receiving after SHUT_RD.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "lwip/priv/tcp_priv.h" /* tcp_ack_now */
+
+#include "sock/lsock_lwip.h"
+
+/* Room to report EPOLLOUT: lwIP's own low-water marks (what its netconn
+ * layer uses): half the send buffer, and fewer than half the queued
+ * segments it allows. */
+static bool writable(const struct lsock *s)
+{
+    const struct tcp_pcb *pcb = s->pcb;
+    if (pcb == NULL)
+        return true;
+    return tcp_sndbuf(pcb) >= TCP_SNDLOWAT && tcp_sndqueuelen(pcb) < TCP_SNDQUEUELOWAT;
+}
+
+uint32_t lsock_events(const struct lsock *s)
+{
+    switch (s->state) {
+    case LS_LISTEN:
+        return s->acc_head != NULL ? EPOLLIN : 0;
+    case LS_CONNECTING:
+        return 0;
+    default:
+        break;
+    }
+    bool closed = s->state != LS_CONNECTED; /* Linux's TCP_CLOSE: new, bound, dead */
+    bool rd_shut = s->peer_fin || s->shut_rd || s->state == LS_DEAD;
+    bool wr_shut = s->shut_wr || s->state == LS_DEAD;
+    uint32_t ev = 0;
+    if (closed || (rd_shut && wr_shut))
+        ev |= EPOLLHUP;
+    if (rd_shut)
+        ev |= EPOLLIN | EPOLLRDHUP;
+    if (s->rx_bytes > 0)
+        ev |= EPOLLIN;
+    if (wr_shut || writable(s))
+        ev |= EPOLLOUT;
+    if (s->so_error != 0)
+        ev |= EPOLLERR;
+    return ev;
+}
+
+void lsock_notify(struct lsock *s, bool force)
+{
+    uint32_t ev = lsock_events(s);
+    if (!force && ev == s->ev_last)
+        return;
+    s->ev_last = ev;
+    lsock_changed(s);
+}
+
+/* Take the pending error (positive errno), like Linux's sock_error. */
+static int take_error(struct lsock *s)
+{
+    int e = s->so_error;
+    s->so_error = 0;
+    lsock_notify(s, false);
+    return e;
+}
+
+size_t lsock_rx_drop(struct lsock *s)
+{
+    size_t n = s->rx_bytes;
+    const struct lwip_api *L = lsock_lwip(s);
+    while (s->rx_head != NULL) {
+        struct pbuf *p = s->rx_head;
+        s->rx_head = p->next;
+        p->next = NULL;
+        L->pbuf_free(p);
+    }
+    s->rx_tail = NULL;
+    s->rx_off = 0;
+    s->rx_bytes = 0;
+    return n;
+}
+
+/* Drop n consumed bytes from the head of the queue, freeing each pbuf
+ * (empty ones included) once it is used up, then reopen the window. */
+static void rx_consume(struct lsock *s, size_t n)
+{
+    const struct lwip_api *L = lsock_lwip(s);
+    s->rx_bytes -= n;
+    size_t left = n;
+    while (s->rx_head != NULL) {
+        struct pbuf *p = s->rx_head;
+        size_t avail = p->len - s->rx_off;
+        if (left < avail) {
+            s->rx_off += left;
+            break;
+        }
+        left -= avail;
+        s->rx_head = p->next;
+        s->rx_off = 0;
+        p->next = NULL; /* free this pbuf only, not what we linked after it */
+        L->pbuf_free(p);
+    }
+    if (s->rx_head == NULL)
+        s->rx_tail = NULL;
+    if (s->pcb == NULL)
+        return;
+    while (n > 0) {
+        u16_t chunk = n > 0xffff ? 0xffff : (u16_t)n; /* tcp_recved takes 16 bits */
+        L->tcp_recved(s->pcb, chunk);
+        n -= chunk;
+    }
+}
+
+/* The application drained s: if lwIP is delaying an ACK, owe it. */
+static void ack_owe(struct lsock *s)
+{
+    if (s->ack_owed || s->pcb == NULL || !(s->pcb->flags & TF_ACK_DELAY))
+        return;
+    s->ack_owed = true;
+    s->ack_next = s->st->sock_ack_owed;
+    s->st->sock_ack_owed = s;
+}
+
+void lsock_ack_forget(struct lsock *s)
+{
+    if (!s->ack_owed)
+        return;
+    for (struct lsock **pp = &s->st->sock_ack_owed; *pp != NULL; pp = &(*pp)->ack_next) {
+        if (*pp == s) {
+            *pp = s->ack_next;
+            break;
+        }
+    }
+    s->ack_owed = false;
+    s->ack_next = NULL;
+}
+
+void lsock_flush_acks(struct stack *st)
+{
+    struct lsock *s = st->sock_ack_owed;
+    st->sock_ack_owed = NULL;
+    while (s != NULL) {
+        struct lsock *next = s->ack_next;
+        s->ack_owed = false;
+        s->ack_next = NULL;
+        /* Still delayed: no reply carried it since the read. */
+        if (s->pcb != NULL && (s->pcb->flags & TF_ACK_DELAY)) {
+            tcp_ack_now(s->pcb);
+            lsock_lwip(s)->tcp_output(s->pcb);
+        }
+        s = next;
+    }
+}
+
+ssize_t lsock_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
+{
+    if (s->state == LS_LISTEN)
+        return -ENOTCONN;
+    size_t want = 0;
+    for (int i = 0; i < iovcnt; i++)
+        want += iov[i].iov_len;
+    if (want == 0)
+        return 0;
+    if (s->rx_bytes == 0) { /* Linux's tcp_recvmsg order */
+        if (s->peer_fin)
+            return 0; /* EOF wins over a later error (SOCK_DONE) */
+        if (s->so_error != 0)
+            return -take_error(s);
+        if (s->shut_rd || s->state == LS_DEAD)
+            return 0;
+        if (s->state == LS_NEW || s->state == LS_BOUND)
+            return -ENOTCONN;
+        return -EAGAIN;
+    }
+    size_t done = 0;
+    const struct pbuf *p = s->rx_head;
+    size_t off = s->rx_off;
+    for (int i = 0; i < iovcnt && p != NULL; i++) {
+        char *dst = iov[i].iov_base;
+        size_t space = iov[i].iov_len;
+        while (space > 0 && p != NULL) {
+            size_t take = p->len - off;
+            if (take > space)
+                take = space;
+            memcpy(dst, (const char *)p->payload + off, take);
+            dst += take;
+            space -= take;
+            done += take;
+            off += take;
+            if (off == p->len) {
+                p = p->next;
+                off = 0;
+            }
+        }
+    }
+    if (!(flags & MSG_PEEK)) {
+        rx_consume(s, done);
+        if (s->rx_bytes == 0)
+            ack_owe(s);
+        lsock_notify(s, false);
+    }
+    return (ssize_t)done;
+}
+
+/* Queue up to len bytes of buf. Returns bytes queued (may be short), 0 when
+ * the send buffer or segment queue is full, or a negative errno. */
+static ssize_t write_some(struct lsock *s, const char *buf, size_t len, bool more)
+{
+    const struct lwip_api *L = lsock_lwip(s);
+    struct tcp_pcb *pcb = s->pcb;
+    size_t done = 0;
+    while (done < len) {
+        size_t room = tcp_sndbuf(pcb);
+        if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN)
+            break;
+        size_t n = len - done;
+        if (n > room)
+            n = room;
+        u8_t fl = TCP_WRITE_FLAG_COPY;
+        if (more || done + n < len)
+            fl |= TCP_WRITE_FLAG_MORE; /* no PSH: more is coming */
+        err_t e = L->tcp_write(pcb, buf + done, (u16_t)n, fl);
+        if (e == ERR_MEM && n > tcp_mss(pcb)) {
+            n = tcp_mss(pcb); /* the segment queue limit: try one segment */
+            e = L->tcp_write(pcb, buf + done, (u16_t)n, fl | TCP_WRITE_FLAG_MORE);
+        }
+        if (e == ERR_MEM)
+            break;
+        if (e != ERR_OK)
+            return done > 0 ? (ssize_t)done : lsock_errno(e);
+        done += n;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
+{
+    (void)flags; /* MSG_NOSIGNAL / MSG_DONTWAIT / MSG_MORE: the POSIX layer's */
+    if (s->so_error != 0)
+        return -take_error(s);
+    if (s->state == LS_CONNECTING)
+        return -EAGAIN;
+    if (s->state != LS_CONNECTED || s->shut_wr)
+        return -EPIPE; /* Linux: also for a socket that never connected */
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
+    if (total == 0)
+        return 0;
+    size_t done = 0;
+    ssize_t rc = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len == 0)
+            continue;
+        rc = write_some(s, iov[i].iov_base, iov[i].iov_len, done + iov[i].iov_len < total);
+        if (rc < 0)
+            break;
+        done += (size_t)rc;
+        if ((size_t)rc < iov[i].iov_len)
+            break;
+    }
+    if (done > 0)
+        lsock_lwip(s)->tcp_output(s->pcb);
+    lsock_notify(s, false);
+    if (done > 0)
+        return (ssize_t)done;
+    return rc < 0 ? rc : -EAGAIN;
+}
+
+int lsock_shutdown(struct lsock *s, int how)
+{
+    if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
+        return -EINVAL;
+    if (s->state != LS_CONNECTED)
+        return -ENOTCONN;
+    if (how != SHUT_WR)
+        s->shut_rd = true; /* reads return 0 once the queue is empty; data still arrives, like Linux */
+    if (how != SHUT_RD && !s->shut_wr) {
+        s->shut_wr = true;
+        /* FIN after the queued data. ERR_MEM: lwIP retries from its timer. */
+        lsock_lwip(s)->tcp_shutdown(s->pcb, 0, 1);
+    }
+    lsock_notify(s, false);
+    return 0;
+}
+
+size_t lsock_nread(const struct lsock *s)
+{
+    return s->rx_bytes;
+}
+
+/* ---- lwIP callbacks ---- */
+
+err_t lsock_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
+{
+    struct lsock *s = arg;
+    (void)err; /* always ERR_OK in lwIP 2.1 */
+    if (s == NULL)
+        return ERR_VAL; /* cannot happen: lsock_detach clears the callback with the arg */
+    if (p == NULL) {
+        s->peer_fin = true;
+        if (s->shut_wr) {
+            /* Both FINs are out: the pcb is in CLOSING or TIME_WAIT, which
+             * lwIP ends by itself without calling us (TIME_WAIT pcbs are
+             * freed silently), so let go of it now. */
+            lsock_detach(lsock_lwip(s), pcb);
+            s->pcb = NULL;
+            s->state = LS_DEAD;
+        }
+        lsock_notify(s, true);
+        return ERR_OK;
+    }
+    size_t n = 0;
+    struct pbuf *last = p;
+    for (struct pbuf *q = p; q != NULL; q = q->next) {
+        n += q->len;
+        last = q;
+    }
+    if (s->rx_tail != NULL) {
+        s->rx_tail->next = p;
+    } else {
+        s->rx_head = p;
+        s->rx_off = 0;
+    }
+    s->rx_tail = last;
+    s->rx_bytes += n;
+    lsock_notify(s, true);
+    return ERR_OK;
+}
+
+err_t lsock_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
+{
+    struct lsock *s = arg;
+    (void)pcb;
+    (void)len;
+    if (s != NULL)
+        lsock_notify(s, false); /* only when it became writable */
+    return ERR_OK;
+}

@@ -1,0 +1,431 @@
+/*
+ * tcp_sock.c - life cycle of an lsock over lwIP's raw TCP API: new, bind,
+ * listen, accept, connect, close, and the lwIP callbacks that move a socket
+ * between states (accept, connected, err). Data and readiness: tcp_io.c.
+ *
+ * Ownership: the POSIX layer owns an lsock from lsock_new / lsock_accept to
+ * lsock_close; a listener owns the lsocks in its accept queue. A pcb refers
+ * to its lsock (tcp_arg) until lsock_close detaches it, or until lwIP's err
+ * callback, after which lwIP has freed the pcb and s->pcb is NULL.
+ *
+ * tcp_conn_count: every lsock counts from creation (lsock_new, or lwIP's
+ * accept callback) to lsock_close, listeners and unaccepted connections
+ * included: each may hold received buffers, and the mbuf pool is sized as
+ * tcp_conn_count x mbuf_count_per_conn. Past the limit lsock_new fails with
+ * -ENOBUFS and a new incoming connection is reset (counted as refused).
+ *
+ * Rejected:
+ *   - lwIP's TCP_LISTEN_BACKLOG (off in the Debian build, and it would hold
+ *     SYNs back instead of queueing established connections like Linux);
+ *   - counting pcbs instead of lsocks (a pcb in TIME_WAIT holds no buffer,
+ *     an lsock whose connection died may still hold unread data).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sock/lsock_lwip.h"
+
+/* ---- small helpers ---- */
+
+static uint32_t ip4_u32(const ip_addr_t *a)
+{
+    return ip4_addr_get_u32(ip_2_ip4(a));
+}
+
+static uint32_t host_addr(const struct stack *st)
+{
+    return ip4_addr_get_u32(netif_ip4_addr(&st->netif));
+}
+
+void lsock_save_addrs(struct lsock *s, const struct tcp_pcb *pcb)
+{
+    s->laddr = ip4_u32(&pcb->local_ip);
+    s->lport = htons(pcb->local_port);
+    s->raddr = ip4_u32(&pcb->remote_ip);
+    s->rport = htons(pcb->remote_port);
+}
+
+static void on_err(void *arg, err_t err);
+
+void lsock_attach(struct lsock *s, struct tcp_pcb *pcb)
+{
+    const struct lwip_api *L = lsock_lwip(s);
+    L->tcp_arg(pcb, s);
+    L->tcp_recv(pcb, lsock_on_recv);
+    L->tcp_sent(pcb, lsock_on_sent);
+    L->tcp_err(pcb, on_err);
+}
+
+void lsock_detach(const struct lwip_api *L, struct tcp_pcb *pcb)
+{
+    L->tcp_arg(pcb, NULL);
+    L->tcp_recv(pcb, NULL);
+    L->tcp_sent(pcb, NULL);
+    L->tcp_err(pcb, NULL);
+}
+
+static void opts_default(struct lsock_opts *o)
+{
+    *o = (struct lsock_opts){
+        .keep_idle = LSOCK_KEEPIDLE_DEFAULT,
+        .keep_intvl = LSOCK_KEEPINTVL_DEFAULT,
+        .keep_cnt = LSOCK_KEEPCNT_DEFAULT,
+        .rcvbuf = LSOCK_BUF_DEFAULT,
+        .sndbuf = LSOCK_BUF_DEFAULT,
+    };
+}
+
+/* Create s's pcb (state CLOSED), wired to s, with s's options. */
+static int make_pcb(struct lsock *s)
+{
+    int saved = errno; /* lwIP's malloc may set it; lsock.h promises to keep it */
+    struct tcp_pcb *pcb = lsock_lwip(s)->tcp_new_ip_type(IPADDR_TYPE_V4);
+    errno = saved;
+    if (pcb == NULL)
+        return -ENOMEM;
+    s->pcb = pcb;
+    lsock_attach(s, pcb);
+    lsock_pcb_apply_opts(s);
+    return 0;
+}
+
+/* Free a pcb in lwIP state CLOSED (tcp_close frees it at once) and go back
+ * to LS_NEW. */
+static void drop_closed_pcb(struct lsock *s)
+{
+    const struct lwip_api *L = lsock_lwip(s);
+    lsock_detach(L, s->pcb);
+    L->tcp_close(s->pcb);
+    s->pcb = NULL;
+    s->state = LS_NEW;
+    s->laddr = 0;
+    s->lport = 0;
+}
+
+/* Release an lsock whose pcb is already gone or detached. */
+static void lsock_free(struct lsock *s)
+{
+    lsock_ack_forget(s);
+    lsock_rx_drop(s);
+    s->st->sock_count--;
+    free(s);
+}
+
+/* Reset an unaccepted connection (its listener is closing). */
+static void abort_child(struct lsock *c)
+{
+    if (c->pcb != NULL) {
+        const struct lwip_api *L = lsock_lwip(c);
+        lsock_detach(L, c->pcb);
+        L->tcp_abort(c->pcb);
+        c->pcb = NULL;
+    }
+    lsock_free(c);
+}
+
+/* ---- lwIP callbacks ---- */
+
+/* The connection ended inside lwIP; the pcb is freed already. */
+static void on_err(void *arg, err_t err)
+{
+    struct lsock *s = arg;
+    if (s == NULL)
+        return;
+    int e;
+    if (err == ERR_CLSD)
+        e = 0; /* orderly: both FINs exchanged while we still held the pcb */
+    else if (err == ERR_RST)
+        e = s->state == LS_CONNECTING ? ECONNREFUSED : s->peer_fin ? EPIPE : ECONNRESET;
+    else if (err == ERR_ABRT)
+        e = ETIMEDOUT; /* lwIP's timers: SYN / retransmission / keepalive gave up */
+    else
+        e = -lsock_errno(err);
+    s->pcb = NULL;
+    s->state = LS_DEAD;
+    s->failed = e != 0;
+    s->so_error = e;
+    lsock_notify(s, true);
+}
+
+static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+    struct lsock *s = arg;
+    (void)err; /* always ERR_OK in lwIP 2.1 */
+    if (s == NULL)
+        return ERR_OK;
+    s->state = LS_CONNECTED;
+    s->ever_connected = true;
+    lsock_save_addrs(s, pcb);
+    lsock_notify(s, true);
+    return ERR_OK;
+}
+
+/* A connection to listener arg is established (lwIP calls this on the
+ * handshake's last ACK). Returning ERR_ABRT after tcp_abort refuses it. */
+static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+    struct lsock *ls = arg;
+    if (pcb == NULL || err != ERR_OK || ls == NULL)
+        return ERR_VAL; /* lwIP aborts pcb */
+    struct stack *st = ls->st;
+    struct lsock *c = NULL;
+    if (st->sock_count < st->max_socks)
+        c = calloc(1, sizeof(*c));
+    else
+        st->sock_refused++;
+    if (c == NULL) {
+        st->L.tcp_abort(pcb); /* no err callback: a new pcb has none yet */
+        return ERR_ABRT;
+    }
+    st->sock_count++;
+    c->st = st;
+    c->o = ls->o; /* Linux clones the listener's options into the child */
+    c->pcb = pcb;
+    c->state = LS_CONNECTED;
+    c->ever_connected = true;
+    lsock_attach(c, pcb);
+    lsock_pcb_apply_opts(c);
+    lsock_save_addrs(c, pcb);
+    c->ev_last = lsock_events(c);
+    if (ls->acc_tail != NULL)
+        ls->acc_tail->acc_next = c;
+    else
+        ls->acc_head = c;
+    ls->acc_tail = c;
+    lsock_notify(ls, true);
+    return ERR_OK;
+}
+
+/* ---- API ---- */
+
+unsigned lsock_count(const struct stack *st)
+{
+    return st->sock_count;
+}
+
+uint64_t lsock_refused(const struct stack *st)
+{
+    return st->sock_refused;
+}
+
+struct stack *lsock_stack(const struct lsock *s)
+{
+    return s->st;
+}
+
+struct epitem **lsock_watchers(struct lsock *s)
+{
+    return &s->watchers;
+}
+
+bool lsock_is_listener(const struct lsock *s)
+{
+    return s->state == LS_LISTEN;
+}
+
+int lsock_new(struct stack *st, struct lsock **out)
+{
+    if (st->sock_count >= st->max_socks)
+        return -ENOBUFS;
+    int saved = errno;
+    struct lsock *s = calloc(1, sizeof(*s));
+    errno = saved;
+    if (s == NULL)
+        return -ENOMEM;
+    s->st = st;
+    s->state = LS_NEW;
+    opts_default(&s->o);
+    s->ev_last = lsock_events(s);
+    st->sock_count++;
+    *out = s;
+    return 0;
+}
+
+int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port)
+{
+    if (s->state != LS_NEW)
+        return -EINVAL;
+    if (addr != htonl(INADDR_ANY) && addr != host_addr(s->st))
+        return -EADDRNOTAVAIL;
+    int rc = make_pcb(s);
+    if (rc != 0)
+        return rc;
+    ip_addr_t ip = IPADDR4_INIT(addr);
+    err_t e = lsock_lwip(s)->tcp_bind(s->pcb, &ip, ntohs(port));
+    if (e != ERR_OK) {
+        drop_closed_pcb(s);
+        return e == ERR_BUF ? -EADDRINUSE : lsock_errno(e); /* ERR_BUF: no ephemeral port left */
+    }
+    s->state = LS_BOUND;
+    lsock_save_addrs(s, s->pcb);
+    return 0;
+}
+
+int lsock_listen(struct lsock *s, int backlog)
+{
+    if (s->state == LS_LISTEN) {
+        s->backlog = backlog; /* Linux lets listen() change the backlog */
+        return 0;
+    }
+    if (s->state == LS_NEW) {
+        int rc = lsock_bind(s, htonl(INADDR_ANY), 0);
+        if (rc != 0)
+            return rc;
+    }
+    if (s->state != LS_BOUND)
+        return -EINVAL;
+    err_t e = ERR_OK;
+    int saved = errno;
+    /* The backlog argument is ignored by lwIP (TCP_LISTEN_BACKLOG is 0). */
+    struct tcp_pcb *lpcb = lsock_lwip(s)->tcp_listen_with_backlog_and_err(s->pcb, 0xff, &e);
+    errno = saved;
+    if (lpcb == NULL)
+        return lsock_errno(e != ERR_OK ? e : ERR_MEM); /* s->pcb is still the bound pcb */
+    /* lwIP freed the old pcb and copied arg and so_options to lpcb. */
+    s->pcb = lpcb;
+    s->state = LS_LISTEN;
+    s->backlog = backlog;
+    lsock_lwip(s)->tcp_arg(lpcb, s);
+    lsock_lwip(s)->tcp_accept(lpcb, on_accept);
+    lsock_notify(s, false);
+    return 0;
+}
+
+int lsock_accept(struct lsock *s, struct lsock **out)
+{
+    if (s->state != LS_LISTEN)
+        return -EINVAL;
+    struct lsock *c = s->acc_head;
+    if (c == NULL)
+        return -EAGAIN;
+    s->acc_head = c->acc_next;
+    if (s->acc_head == NULL)
+        s->acc_tail = NULL;
+    c->acc_next = NULL;
+    *out = c;
+    lsock_notify(s, false);
+    return 0;
+}
+
+/* Addresses lwIP must never send to: they would go through its loopback
+ * path (which needs the tcpip thread lstack does not run) or nowhere. The
+ * POSIX layer sends 0.0.0.0, 127/8 and the stack's own address to the
+ * kernel before they get here. */
+static bool dest_ok(const struct lsock *s, uint32_t addr)
+{
+    uint32_t h = ntohl(addr);
+    return h != INADDR_ANY && (h >> 24) != 127 && h != INADDR_BROADCAST && (h >> 28) != 0xe &&
+           addr != host_addr(s->st);
+}
+
+/* A connect attempt that failed asynchronously: report it once, like Linux
+ * (the pending error, else ECONNABORTED), and make s connectable again. */
+static int connect_failed(struct lsock *s)
+{
+    int e = s->so_error != 0 ? s->so_error : ECONNABORTED;
+    s->state = LS_NEW;
+    s->so_error = 0;
+    s->peer_fin = s->shut_rd = s->shut_wr = false;
+    s->failed = false;
+    s->connect_pending = false;
+    s->laddr = s->raddr = 0;
+    s->lport = s->rport = 0;
+    lsock_notify(s, false);
+    return -e;
+}
+
+int lsock_connect(struct lsock *s, uint32_t addr, uint16_t port)
+{
+    switch (s->state) {
+    case LS_CONNECTING:
+        return -EALREADY;
+    case LS_CONNECTED:
+        if (s->connect_pending) { /* the non-blocking connect completed: say so once */
+            s->connect_pending = false;
+            return 0;
+        }
+        return -EISCONN;
+    case LS_LISTEN:
+        return -EISCONN;
+    case LS_DEAD:
+        return s->ever_connected ? -EISCONN : connect_failed(s);
+    case LS_NEW:
+    case LS_BOUND:
+        break;
+    }
+    if (!dest_ok(s, addr))
+        return -ENETUNREACH;
+    bool created = false;
+    if (s->state == LS_NEW) {
+        int rc = make_pcb(s);
+        if (rc != 0)
+            return rc;
+        created = true;
+    }
+    ip_addr_t ip = IPADDR4_INIT(addr);
+    err_t e = lsock_lwip(s)->tcp_connect(s->pcb, &ip, ntohs(port), on_connected);
+    if (e != ERR_OK) {
+        if (created)
+            drop_closed_pcb(s);
+        return e == ERR_BUF ? -EADDRNOTAVAIL : lsock_errno(e); /* ERR_BUF: no local port */
+    }
+    s->state = LS_CONNECTING;
+    s->connect_pending = true;
+    lsock_save_addrs(s, s->pcb);
+    lsock_notify(s, false);
+    return -EINPROGRESS;
+}
+
+void lsock_close(struct lsock *s)
+{
+    if (s == NULL)
+        return;
+    const struct lwip_api *L = lsock_lwip(s);
+    struct tcp_pcb *pcb = s->pcb;
+    s->pcb = NULL;
+    switch (s->state) {
+    case LS_LISTEN:
+        while (s->acc_head != NULL) {
+            struct lsock *c = s->acc_head;
+            s->acc_head = c->acc_next;
+            abort_child(c);
+        }
+        L->tcp_arg(pcb, NULL);
+        L->tcp_close(pcb); /* a listen pcb is freed at once */
+        break;
+    case LS_BOUND:
+    case LS_CONNECTING:
+        lsock_detach(L, pcb);
+        L->tcp_close(pcb); /* CLOSED / SYN_SENT: freed at once, nothing sent */
+        break;
+    case LS_CONNECTED:
+        if (pcb == NULL)
+            break;
+        lsock_detach(L, pcb);
+        if (s->rx_bytes > 0 || (s->o.linger_on && s->o.linger_s == 0))
+            L->tcp_abort(pcb); /* RST, like Linux */
+        else if (L->tcp_close(pcb) != ERR_OK)
+            L->tcp_abort(pcb); /* no memory for the FIN */
+        break;
+    case LS_NEW:
+    case LS_DEAD:
+        break;
+    }
+    lsock_free(s);
+}
+
+int lsock_name(const struct lsock *s, bool peer, uint32_t *addr, uint16_t *port)
+{
+    if (!peer) {
+        *addr = s->laddr;
+        *port = s->lport;
+        return 0;
+    }
+    bool has_peer = s->state == LS_CONNECTED || (s->state == LS_DEAD && s->ever_connected && !s->failed);
+    if (!has_peer)
+        return -ENOTCONN;
+    *addr = s->raddr;
+    *port = s->rport;
+    return 0;
+}

@@ -1,0 +1,480 @@
+#!/usr/bin/env python3
+"""redis_resp.py - a dependency-free Redis client (raw sockets, RESP2) for the
+redis system tests. Runs in the client namespace against the stack.
+
+  redis_resp.py integrity HOST PORT [--clients 20] [--seed S] [--max-size 8388608]
+      Concurrent clients write random keys with random-byte values (1 B up to
+      --max-size) using SET, APPEND and RPUSH, read them back and compare byte
+      for byte; then one fresh connection reads every key again.
+
+  redis_resp.py idle HOST PORT [--wait 10]
+      Connect, PING, print "idle: connected", then wait for the server to
+      close the connection (EOF or reset), e.g. because the server process
+      exits: 0 if that happened within --wait seconds after the first line.
+
+  redis_resp.py conns HOST PORT --open N --limit L [--close K]
+      Open N connections one after the other, each sending PING. At most L may
+      work; the others must fail cleanly (refused / reset / closed / an error
+      reply), none may hang. Then every working connection must still answer,
+      and after closing K of them a new connection must work.
+
+Exit status: 0 when every check passed, 1 otherwise (the reason on stdout).
+"""
+import argparse
+import errno
+import math
+import os
+import random
+import socket
+import sys
+import threading
+import time
+
+
+class RespError(Exception):
+    """The server answered with an error reply."""
+
+
+class Conn:
+    def __init__(self, host, port, timeout=60.0):
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+        self.pos = 0
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    # -- sending ---------------------------------------------------------
+    @staticmethod
+    def encode(args):
+        parts = [b"*%d\r\n" % len(args)]
+        for a in args:
+            if isinstance(a, str):
+                a = a.encode()
+            elif isinstance(a, int):
+                a = b"%d" % a
+            parts.append(b"$%d\r\n" % len(a))
+            parts.append(a)
+            parts.append(b"\r\n")
+        return parts
+
+    def send(self, *cmds):
+        """Send one or more commands (pipelined) without reading replies."""
+        for args in cmds:
+            for p in self.encode(args):
+                self.sock.sendall(p)
+
+    # -- receiving -------------------------------------------------------
+    def _fill(self, need):
+        """Make sure need bytes are buffered after pos."""
+        while len(self.buf) - self.pos < need:
+            if self.pos and self.pos > len(self.buf) // 2:
+                del self.buf[: self.pos]
+                self.pos = 0
+            want = max(need - (len(self.buf) - self.pos), 65536)
+            chunk = self.sock.recv(min(want, 4 << 20))
+            if not chunk:
+                raise ConnectionError("connection closed by the server")
+            self.buf += chunk
+
+    def _line(self):
+        while True:
+            i = self.buf.find(b"\r\n", self.pos)
+            if i >= 0:
+                line = bytes(self.buf[self.pos: i])
+                self.pos = i + 2
+                return line
+            self._fill(len(self.buf) - self.pos + 1)
+
+    def _exact(self, n):
+        self._fill(n + 2)
+        data = bytes(self.buf[self.pos: self.pos + n])
+        if self.buf[self.pos + n: self.pos + n + 2] != b"\r\n":
+            raise ValueError("bulk string not terminated by CRLF")
+        self.pos += n + 2
+        return data
+
+    def reply(self):
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t == b"+":
+            return rest.decode()
+        if t == b"-":
+            raise RespError(rest.decode(errors="replace"))
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            return None if n < 0 else self._exact(n)
+        if t == b"*":
+            n = int(rest)
+            return None if n < 0 else [self.reply() for _ in range(n)]
+        raise ValueError("bad RESP type byte %r in line %r" % (t, line[:80]))
+
+    def call(self, *args):
+        self.send(args)
+        return self.reply()
+
+
+def first_diff(a, b):
+    n = min(len(a), len(b))
+    step = 1 << 16
+    for off in range(0, n, step):
+        if a[off: off + step] != b[off: off + step]:
+            for i in range(off, min(off + step, n)):
+                if a[i] != b[i]:
+                    return i
+    return n
+
+
+def describe_mismatch(what, got, want):
+    if got is None:
+        return "%s: got nil, want %d bytes" % (what, len(want))
+    i = first_diff(got, want)
+    return "%s: got %d bytes, want %d; first difference at byte %d (got %r, want %r)" % (
+        what, len(got), len(want), i, got[i: i + 8], want[i: i + 8])
+
+
+# ---------------------------------------------------------------------------
+# integrity
+
+def rand_size(rng, max_size):
+    """Log-uniform in [1, max_size]: as many tiny values as huge ones."""
+    return max(1, min(max_size, int(math.exp(rng.uniform(0, math.log(max_size + 1))))))
+
+
+def client_plan(idx, seed, max_size, prefix):
+    """The keys one client writes and what each must hold afterwards."""
+    rng = random.Random(seed * 1000 + idx)
+    plan = []  # (kind, key, [pieces])
+    for j in range(5):
+        plan.append(("set", "%s:c%d:set%d" % (prefix, idx, j), [rand_size(rng, max_size)]))
+    for j in range(3):
+        plan.append(("append", "%s:c%d:app%d" % (prefix, idx, j),
+                     [rand_size(rng, max_size // 4) for _ in range(rng.randint(2, 5))]))
+    for j in range(3):
+        plan.append(("rpush", "%s:c%d:list%d" % (prefix, idx, j),
+                     [rand_size(rng, max_size // 4) for _ in range(rng.randint(2, 8))]))
+    # The extremes, spread over the clients: 1 B and max_size, each way.
+    extreme = [1, max_size][idx % 2]
+    if idx % 3 == 0:
+        plan.append(("set", "%s:c%d:edge" % (prefix, idx), [extreme]))
+    elif idx % 3 == 1:
+        plan.append(("append", "%s:c%d:edge" % (prefix, idx), [extreme, 1, extreme]))
+    else:
+        plan.append(("rpush", "%s:c%d:edge" % (prefix, idx), [extreme, 1]))
+    rng.shuffle(plan)
+    return plan
+
+
+class Stats:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.bytes_out = 0
+        self.bytes_in = 0
+        self.errors = []
+
+    def add(self, out=0, inn=0):
+        with self.lock:
+            self.bytes_out += out
+            self.bytes_in += inn
+
+    def error(self, msg):
+        with self.lock:
+            self.errors.append(msg)
+
+
+def run_client(idx, args, expect, stats):
+    plan = client_plan(idx, args.seed, args.max_size, args.prefix)
+    try:
+        c = Conn(args.host, args.port, timeout=args.timeout)
+    except OSError as e:
+        stats.error("client %d: connect: %s" % (idx, e))
+        return
+    try:
+        for kind, key, sizes in plan:
+            pieces = [os.urandom(n) for n in sizes]
+            if kind == "set":
+                # SET and GET pipelined in one go: the write and the read back
+                # cross on the wire.
+                c.send(("DEL", key), ("SET", key, pieces[0]), ("GET", key))
+                c.reply()
+                r = c.reply()
+                if r != "OK":
+                    stats.error("client %d: SET %s (%d B): reply %r" % (idx, key, sizes[0], r))
+                    return
+                got = c.reply()
+                want = pieces[0]
+                if got != want:
+                    stats.error("client %d: " % idx + describe_mismatch("GET %s after SET" % key, got, want))
+                    return
+                stats.add(len(want), len(got))
+            elif kind == "append":
+                c.call("DEL", key)
+                total = 0
+                for p in pieces:
+                    total += len(p)
+                    r = c.call("APPEND", key, p)
+                    if r != total:
+                        stats.error("client %d: APPEND %s (+%d B): reply %r, want %d" % (idx, key, len(p), r, total))
+                        return
+                want = b"".join(pieces)
+                got = c.call("GET", key)
+                if got != want:
+                    stats.error("client %d: " % idx + describe_mismatch("GET %s after APPEND x%d" % (key, len(pieces)), got, want))
+                    return
+                stats.add(total, len(got))
+            else:  # rpush
+                c.call("DEL", key)
+                # all elements in one command, then one more pipelined with LRANGE
+                r = c.call("RPUSH", key, *pieces[:-1]) if len(pieces) > 1 else 0
+                if r != len(pieces) - 1:
+                    stats.error("client %d: RPUSH %s: reply %r, want %d" % (idx, key, r, len(pieces) - 1))
+                    return
+                c.send(("RPUSH", key, pieces[-1]), ("LRANGE", key, 0, -1))
+                r = c.reply()
+                if r != len(pieces):
+                    stats.error("client %d: RPUSH %s: reply %r, want %d" % (idx, key, r, len(pieces)))
+                    return
+                got = c.reply()
+                if not isinstance(got, list) or len(got) != len(pieces):
+                    stats.error("client %d: LRANGE %s: %s elements, want %d" % (
+                        idx, key, len(got) if isinstance(got, list) else repr(got), len(pieces)))
+                    return
+                for k, (g, w) in enumerate(zip(got, pieces)):
+                    if g != w:
+                        stats.error("client %d: " % idx + describe_mismatch("LRANGE %s element %d" % (key, k), g, w))
+                        return
+                stats.add(sum(sizes), sum(len(g) for g in got))
+            with stats.lock:
+                expect[key] = (kind, pieces)
+    except (OSError, ConnectionError, RespError, ValueError) as e:
+        stats.error("client %d: %s: %s" % (idx, type(e).__name__, e))
+    finally:
+        c.close()
+
+
+def cmd_integrity(args):
+    if args.seed is None:
+        args.seed = random.randrange(1 << 30)
+    print("integrity: %d clients, seed %d, values 1..%d B, target %s:%d" % (
+        args.clients, args.seed, args.max_size, args.host, args.port), flush=True)
+    expect = {}
+    stats = Stats()
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=run_client, args=(i, args, expect, stats)) for i in range(args.clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    t1 = time.monotonic()
+    print("integrity: write+read back: %d keys, %.1f MB out, %.1f MB in, %.1f s" % (
+        len(expect), stats.bytes_out / 1e6, stats.bytes_in / 1e6, t1 - t0), flush=True)
+    if stats.errors:
+        for e in stats.errors:
+            print("integrity: ERROR " + e)
+        return 1
+
+    # A second pass from one fresh connection: nothing changed meanwhile.
+    try:
+        c = Conn(args.host, args.port, timeout=args.timeout)
+        n = c.call("DBSIZE")
+        for key in sorted(expect):
+            kind, pieces = expect[key]
+            if kind == "rpush":
+                got = c.call("LRANGE", key, 0, -1)
+                if got != pieces:
+                    print("integrity: ERROR verify pass: LRANGE %s differs (%s elements, want %d)" % (
+                        key, len(got) if isinstance(got, list) else repr(got), len(pieces)))
+                    return 1
+            else:
+                want = b"".join(pieces)
+                got = c.call("GET", key)
+                if got != want:
+                    print("integrity: ERROR verify pass: " + describe_mismatch("GET " + key, got, want))
+                    return 1
+        c.close()
+    except (OSError, ConnectionError, RespError, ValueError) as e:
+        print("integrity: ERROR verify pass: %s: %s" % (type(e).__name__, e))
+        return 1
+    if n < len(expect):
+        print("integrity: ERROR DBSIZE %d < %d keys written" % (n, len(expect)))
+        return 1
+    sizes = [len(p) for _, ps in expect.values() for p in ps]
+    print("integrity: verify pass OK: %d keys (DBSIZE %d), values %d..%d B, %.1f s" % (
+        len(expect), n, min(sizes), max(sizes), time.monotonic() - t1))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# conns
+
+def try_ping(host, port, timeout):
+    """Open a connection and PING. Returns (outcome, conn or None, detail)."""
+    try:
+        c = Conn(host, port, timeout=timeout)
+    except socket.timeout:
+        return "timeout", None, "connect timed out"
+    except ConnectionRefusedError:
+        return "refused", None, "connect: ECONNREFUSED"
+    except ConnectionResetError:
+        return "reset", None, "connect: ECONNRESET"
+    except OSError as e:
+        return "error", None, "connect: %s" % e
+    try:
+        r = c.call("PING")
+        if r == "PONG":
+            return "ok", c, ""
+        c.close()
+        return "error", None, "PING answered %r" % r
+    except RespError as e:
+        c.close()
+        return "errreply", None, str(e)
+    except socket.timeout:
+        c.close()
+        return "timeout", None, "no PING reply within %.0f s" % timeout
+    except ConnectionResetError:
+        c.close()
+        return "reset", None, "ECONNRESET"
+    except BrokenPipeError:
+        c.close()
+        return "reset", None, "EPIPE"
+    except ConnectionError as e:
+        c.close()
+        return "closed", None, str(e)
+    except OSError as e:
+        c.close()
+        if e.errno in (errno.ECONNRESET, errno.EPIPE):
+            return "reset", None, str(e)
+        return "error", None, str(e)
+
+
+def cmd_conns(args):
+    ok = []
+    outcomes = {}
+    details = []
+    t0 = time.monotonic()
+    for i in range(args.open):
+        o, c, d = try_ping(args.host, args.port, args.timeout)
+        outcomes[o] = outcomes.get(o, 0) + 1
+        if c is not None:
+            ok.append(c)
+        elif len(details) < 5:
+            details.append("connection %d: %s (%s)" % (i + 1, o, d))
+    print("conns: opened %d in %.1f s: %s" % (
+        args.open, time.monotonic() - t0, ", ".join("%s=%d" % kv for kv in sorted(outcomes.items()))))
+    for d in details:
+        print("conns:   " + d)
+    rc = 0
+    bad = {k: v for k, v in outcomes.items() if k not in ("ok", "refused", "reset", "closed", "errreply")}
+    if bad:
+        print("conns: ERROR connections beyond the limit did not fail cleanly: %s" % bad)
+        rc = 1
+    if len(ok) > args.limit:
+        print("conns: ERROR %d connections work, the limit is %d" % (len(ok), args.limit))
+        rc = 1
+    if len(ok) < args.limit - args.slack:
+        print("conns: ERROR only %d connections work, expected %d (slack %d)" % (len(ok), args.limit, args.slack))
+        rc = 1
+    # every working connection still works
+    dead = 0
+    for c in ok:
+        try:
+            if c.call("PING") != "PONG":
+                dead += 1
+        except (OSError, ConnectionError, RespError, ValueError):
+            dead += 1
+    if dead:
+        print("conns: ERROR %d of %d working connections stopped answering" % (dead, len(ok)))
+        rc = 1
+    else:
+        print("conns: all %d working connections still answer PING" % len(ok))
+    # close some; the listener must take new connections again
+    for c in ok[: args.close]:
+        c.close()
+    ok = ok[args.close:]
+    deadline = time.monotonic() + args.recover
+    fresh = []
+    last = None
+    while len(fresh) < args.close and time.monotonic() < deadline:
+        o, c, d = try_ping(args.host, args.port, args.timeout)
+        if c is not None:
+            fresh.append(c)
+        else:
+            last = "%s (%s)" % (o, d)
+            time.sleep(0.2)
+    if len(fresh) < args.close:
+        print("conns: ERROR after closing %d, only %d of %d new connections worked within %.0f s (last: %s)" % (
+            args.close, len(fresh), args.close, args.recover, last))
+        rc = 1
+    else:
+        print("conns: after closing %d connections, %d new ones work" % (args.close, len(fresh)))
+    for c in ok + fresh:
+        c.close()
+    return rc
+
+
+def cmd_idle(args):
+    try:
+        c = Conn(args.host, args.port, timeout=10)
+        if c.call("PING") != "PONG":
+            print("idle: ERROR no PONG")
+            return 1
+    except (OSError, ConnectionError, RespError) as e:
+        print("idle: ERROR connect/PING: %s" % e)
+        return 1
+    print("idle: connected", flush=True)
+    c.sock.settimeout(args.wait)
+    t0 = time.monotonic()
+    try:
+        d = c.sock.recv(100)
+        how = "EOF" if not d else "data %r" % d[:40]
+    except socket.timeout:
+        print("idle: ERROR the connection is still open %.0f s later (no FIN, no RST)" % args.wait)
+        return 1
+    except ConnectionResetError:
+        how = "reset"
+    except OSError as e:
+        how = "error %s" % e
+    print("idle: server closed the connection (%s) after %.1f s" % (how, time.monotonic() - t0))
+    return 0 if how in ("EOF", "reset") else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("integrity")
+    a.add_argument("host")
+    a.add_argument("port", type=int)
+    a.add_argument("--clients", type=int, default=20)
+    a.add_argument("--seed", type=int)
+    a.add_argument("--max-size", type=int, default=8 << 20)
+    a.add_argument("--prefix", default="integ")
+    a.add_argument("--timeout", type=float, default=60.0)
+    b = sub.add_parser("conns")
+    b.add_argument("host")
+    b.add_argument("port", type=int)
+    b.add_argument("--open", type=int, required=True)
+    b.add_argument("--limit", type=int, required=True, help="most connections that may work")
+    b.add_argument("--slack", type=int, default=0, help="how many fewer than --limit may work")
+    b.add_argument("--close", type=int, default=10)
+    b.add_argument("--timeout", type=float, default=5.0)
+    b.add_argument("--recover", type=float, default=10.0)
+    c = sub.add_parser("idle")
+    c.add_argument("host")
+    c.add_argument("port", type=int)
+    c.add_argument("--wait", type=float, default=10.0)
+    args = ap.parse_args()
+    if args.cmd == "idle":
+        return cmd_idle(args)
+    if args.cmd == "integrity":
+        return cmd_integrity(args)
+    return cmd_conns(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+/*
+ * fake_runtime.c - see fake_runtime.h. The real fd table
+ * (lstack/posix/fdtable.c) is linked beside it.
+ */
+#include "fake_runtime.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posix/libc.h"
+#include "posix/sock_fd.h"
+#include "runtime/runtime.h"
+#include "stack/stack.h"
+
+/* Nothing interposes in the test binary: these names are glibc's. */
+struct libc_calls libc = {
+    .close = close,
+    .epoll_ctl = epoll_ctl,
+    .epoll_wait = epoll_wait,
+    .epoll_pwait = epoll_pwait,
+    .poll = poll,
+    .ppoll = ppoll,
+    .select = select,
+    .pselect = pselect,
+};
+
+volatile int rt_state_v = RT_READY;
+bool fake_low_power;
+bool fake_child;
+unsigned long fake_polls;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct stack *stacks[4];
+static unsigned nstacks;
+static unsigned (*hook_fn)(void *);
+static void *hook_arg;
+
+void fake_rt_stacks(struct stack **s, unsigned n)
+{
+    nstacks = 0;
+    for (unsigned i = 0; i < n && i < 4; i++)
+        stacks[nstacks++] = s[i];
+}
+
+void fake_rt_hook(unsigned (*hook)(void *arg), void *arg)
+{
+    hook_fn = hook;
+    hook_arg = arg;
+}
+
+void rt_lock(void)
+{
+    pthread_mutex_lock(&mu);
+}
+
+void rt_unlock(void)
+{
+    pthread_mutex_unlock(&mu);
+}
+
+unsigned rt_poll(void)
+{
+    unsigned frames = 0;
+    fake_polls++;
+    for (unsigned i = 0; i < nstacks; i++)
+        frames += stack_poll(stacks[i]);
+    if (hook_fn != NULL)
+        frames += hook_fn(hook_arg);
+    return frames;
+}
+
+bool rt_is_child(void)
+{
+    return fake_child;
+}
+
+bool rt_low_power(void)
+{
+    return fake_low_power;
+}
+
+uint64_t rt_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- fd -> lsock ---- */
+
+enum { FAKE_FDS = 4096 };
+
+static struct {
+    struct lsock *s;
+    bool kernel_half;
+} socks[FAKE_FDS];
+
+void fake_sock_map(int fd, struct lsock *s, bool kernel_half)
+{
+    if (fd >= 0 && fd < FAKE_FDS) {
+        socks[fd].s = s;
+        socks[fd].kernel_half = kernel_half;
+    }
+}
+
+void fake_sock_unmap(int fd)
+{
+    fake_sock_map(fd, NULL, false);
+}
+
+struct lsock *sockfd_lsock(int fd, bool *kernel_half)
+{
+    if (fd < 0 || fd >= FAKE_FDS || socks[fd].s == NULL)
+        return NULL;
+    if (kernel_half != NULL)
+        *kernel_half = socks[fd].kernel_half;
+    return socks[fd].s;
+}
