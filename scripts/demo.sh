@@ -1,34 +1,55 @@
 #!/usr/bin/env bash
 # The main job: build lstack, make a namespace pair (a client on the kernel
-# stack, a server whose veth is driven by DPDK's net_af_packet), bring an
-# lstack stack up on the server side and ping it from the client.
-# Everything it creates is removed again, also on failure or Ctrl-C.
+# stack; a server whose veth is driven by DPDK's net_af_packet), and run the
+# same redis-server binary twice in the server namespace, side by side:
+#   - on the kernel, at 198.18.0.3:6380;
+#   - under lstack (LD_PRELOAD=liblstack.so), at 198.18.0.2:6379;
+# then the same redis-benchmark against each from the client namespace, and
+# print both results. Everything it creates is removed again, also on failure
+# or Ctrl-C.
+#   DEMO_N (default 100000) requests per test, DEMO_CLIENTS (default 50).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+N=${DEMO_N:-100000}
+C=${DEMO_CLIENTS:-50}
 
 scripts/install-deps.sh
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD"
 ninja -C "$BUILD"
 
-export LSTACK_TB=${LSTACK_TB:-demo}
-source tests/system/testbed.sh
-tb_require_root
-tb_trap_cleanup
-tb_up
-
-conf="$TB_STATE_DIR/lstack.conf"
-tb_write_conf "$conf"
+T_NAME=demo
+# shellcheck source=../tests/system/redis_lib.sh
+source tests/system/redis_lib.sh
+r_init "$BUILD"
+r_conf "$R_CONF" 'tcp_conn_count = 1100;'
 echo "== lstack.conf"
-cat "$conf"
-tb_start_lstackd "$BUILD/tools/lstackd" "$conf" "$TB_STATE_DIR/lstackd.log"
+cat "$R_CONF"
 
-echo "== ping $TB_IP_STACK (lstack) from the client namespace"
-ip netns exec "$TB_NS_CLI" ping -c 20 -i 0.05 "$TB_IP_STACK"
-echo "== arping $TB_IP_STACK"
-ip netns exec "$TB_NS_CLI" arping -c 2 -I "$TB_IF_CLI" "$TB_IP_STACK"
-echo "== stack counters"
-tb_lstackd_stats
-tb_stop_lstackd
-echo "== lstackd output"
-cat "$TB_STATE_DIR/lstackd.log"
+r_start kernel kernel
+r_start lstack lstack
+r_wait_ready kernel || r_fail "kernel redis did not start"
+r_wait_ready lstack || r_fail "redis under lstack did not start"
+
+bench() { # bench NAME: the same benchmark against redis NAME
+    ip netns exec "$TB_NS_CLI" redis-benchmark -h "$(r_host "$1")" -p "$(r_port "$1")" \
+        -c "$C" -n "$N" -t set,get -q 2>/dev/null | tr '\r' '\n' | grep -a 'requests per second'
+}
+echo "== redis-benchmark -c $C -n $N -t set,get, from the client namespace"
+echo "-- kernel ($(r_host kernel):$(r_port kernel))"
+kout=$(bench kernel)
+echo "$kout"
+echo "-- lstack ($(r_host lstack):$(r_port lstack))"
+lout=$(bench lstack)
+echo "$lout"
+echo "-- lstack / kernel"
+paste <(echo "$kout") <(echo "$lout") | awk -F'\t' '{
+    split($1, k, " "); split($2, l, " ");
+    printf "%s lstack/kernel = %.2f\n", k[1], l[2] / k[2] }'
+
+echo "== redis-cli -h 127.0.0.1 -p $(r_port lstack) ping, on the server host (the kernel half of 0.0.0.0)"
+ip netns exec "$TB_NS_SRV" redis-cli -h 127.0.0.1 -p "$(r_port lstack)" ping
+
+r_stop lstack term || r_fail "redis under lstack did not stop cleanly"
+r_stop kernel term || r_fail "kernel redis did not stop cleanly"
+echo "== done"

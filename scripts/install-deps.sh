@@ -23,6 +23,8 @@ PACKAGES=(
     iproute2 iputils-ping iputils-arping ethtool procps kmod
     # application tests
     redis-server redis-tools python3
+    # benchmark (scripts/bench.sh): its chart
+    gnuplot-nox
 )
 
 check_only=0

@@ -21,8 +21,31 @@ ninja -C "$BUILD"
 rc=0
 meson test -C "$BUILD" --print-errorlogs "$@" || rc=$?
 
+# The benchmark command must keep working: one short round of every scenario
+# (scripts/bench.sh --short, about a minute). Needs root; only on a full run
+# (no meson test arguments); LSTACK_BENCH_SHORT=0 leaves it out. Counted as
+# one more test in the closing line.
+bench=none
+if [ $# -eq 0 ] && [ "${LSTACK_BENCH_SHORT:-1}" != 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "bench --short: SKIP (needs root)"
+        bench=skip
+    else
+        bench_out=$(mktemp -d /tmp/lstack-bench-short.XXXXXX)
+        if timeout -s TERM 600 scripts/bench.sh --short --build "$BUILD" --out "$bench_out"; then
+            echo "bench --short: OK"
+            bench=ok
+        else
+            echo "bench --short: FAIL (results kept in $bench_out)"
+            bench=fail
+            rc=1
+        fi
+        [ "$bench" != ok ] || rm -rf "$bench_out"
+    fi
+fi
+
 # One plain closing line: N passed, N failed (, N skipped).
-python3 - "$BUILD/meson-logs/testlog.json" <<'PY'
+python3 - "$BUILD/meson-logs/testlog.json" "$bench" <<'PY'
 import json, sys
 p = f = s = 0
 for line in open(sys.argv[1]):
@@ -30,6 +53,10 @@ for line in open(sys.argv[1]):
     if r in ("OK", "EXPECTEDFAIL"): p += 1
     elif r == "SKIP": s += 1
     else: f += 1
+bench = sys.argv[2]
+if bench == "ok": p += 1
+elif bench == "fail": f += 1
+elif bench == "skip": s += 1
 print(f"{p} passed, {f} failed, {s} skipped")
 PY
 exit $rc

@@ -13,10 +13,15 @@
  *   lstackd: stopped                                   (after SIGTERM/SIGINT)
  * Exit status 0 after a clean stop, 1 when the config or the bring-up fails
  * (the reason on stderr), 2 on a usage error.
+ *
+ * It serves the same control socket as the preload (lstack/ctl, stackctl):
+ * the poll loop holds poll_mu around each round and hands it over at once
+ * when the control thread waits for it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +32,7 @@
 
 #include "common/log.h"
 #include "conf/conf.h"
+#include "ctl/ctl.h"
 #include "nic/nic.h"
 #include "stack/stack.h"
 
@@ -35,6 +41,44 @@
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stats_requested;
+
+/* ---- control socket host (issue 4) ----
+ * The loop takes poll_mu for each round; the control thread bumps
+ * ctl_waiting while it waits, and the loop then yields until it got in
+ * (a plain mutex would let the spinning loop take it again first). */
+static pthread_mutex_t poll_mu = PTHREAD_MUTEX_INITIALIZER;
+static int ctl_waiting;
+static struct stack *the_stack;
+
+static void host_lock(void)
+{
+    __atomic_add_fetch(&ctl_waiting, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&poll_mu);
+    __atomic_sub_fetch(&ctl_waiting, 1, __ATOMIC_SEQ_CST);
+}
+
+static void host_unlock(void)
+{
+    pthread_mutex_unlock(&poll_mu);
+}
+
+static struct stack *host_stack(int index)
+{
+    return index == 0 ? the_stack : NULL;
+}
+
+static const struct ctl_host lstackd_host = {.lock = host_lock, .unlock = host_unlock, .stack = host_stack};
+
+/* One poll round under poll_mu; let a waiting control request in after it. */
+static unsigned poll_locked(struct stack *s)
+{
+    pthread_mutex_lock(&poll_mu);
+    unsigned n = stack_poll(s);
+    pthread_mutex_unlock(&poll_mu);
+    while (__atomic_load_n(&ctl_waiting, __ATOMIC_SEQ_CST) != 0)
+        sched_yield();
+    return n;
+}
 
 static void on_stop(int sig)
 {
@@ -107,18 +151,23 @@ static void run(struct stack *s, const struct lstack_conf *conf)
     uint64_t next_check = 0;
     unsigned idle = 0;
     while (!stop_requested) {
-        if (stack_poll(s) > 0)
+        if (poll_locked(s) > 0)
             idle = 0;
         else
             idle++;
         if (stats_requested) {
             stats_requested = 0;
+            pthread_mutex_lock(&poll_mu);
             print_stats(s);
+            pthread_mutex_unlock(&poll_mu);
         }
         uint64_t t = now_ms();
         if (!gw_known && t >= next_check) {
             uint8_t mac[6];
-            if (stack_gateway_mac(s, mac)) {
+            pthread_mutex_lock(&poll_mu);
+            int known = stack_gateway_mac(s, mac);
+            pthread_mutex_unlock(&poll_mu);
+            if (known) {
                 char m[24];
                 fmt_mac(mac, m, sizeof(m));
                 printf("lstackd: gateway %s is at %s\n", gw, m);
@@ -207,10 +256,15 @@ int main(int argc, char **argv)
     stack_mac(s, mac);
     fmt_mac(mac, m, sizeof(m));
     inet_ntop(AF_INET, &conf.host_addr, addr, sizeof(addr));
+    the_stack = s;
+    if (ctl_start(&lstackd_host, &conf, path, err, sizeof(err)) != 0)
+        LSTACK_WARN("no control socket, stackctl cannot inspect lstackd: %s", err);
     printf("lstackd: ready port=%s mac=%s addr=%s\n", stack_port_name(s), m, addr);
 
     run(s, &conf);
 
+    ctl_stop();
+    the_stack = NULL;
     stack_close(s);
     nic_eal_cleanup();
     lstack_conf_free(&conf);

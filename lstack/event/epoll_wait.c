@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <limits.h>
 
+#include "ctl/app_counters.h"
 #include "event/ev_priv.h"
 #include "event/event.h"
 #include "posix/fdtable.h"
@@ -129,6 +130,9 @@ int ev_epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout_ms, c
     } else {
         struct ep_wait w = {.lep = lep, .epfd = epfd, .evs = evs, .max = max};
         rc = ev_wait(&ep_source, &w, timeout_ms, mask);
+        app_cnt.epoll_waits++; /* issue 4: stackctl show stats */
+        if (rc > 0)
+            app_cnt.wakeups++;
     }
     int saved = errno;
     ev_lepoll_release(lep);

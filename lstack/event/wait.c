@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #include "event/ev_priv.h"
@@ -72,6 +73,8 @@ int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigse
         unsigned frames = rt_poll();
         n = src->stack(ctx);
         rt_unlock();
+        if (rt_lock_contended())
+            sched_yield(); /* let another thread using a stack socket in */
 
         now = ev_now_ns();
         if (frames > 0)

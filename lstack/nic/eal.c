@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <dirent.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
@@ -39,6 +40,20 @@ static void remove_runtime_dir(const char *dir)
     rmdir(dir);
 }
 
+/* True unless the arguments already say how hugepage files are handled
+ * (--in-memory, --no-huge, --huge-unlink[=...]). lstack has no secondary
+ * processes, so by default hugepage files are unlinked as soon as they are
+ * mapped: none is left behind, even after kill -9. */
+static bool needs_huge_unlink(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--in-memory") == 0 || strcmp(argv[i], "--no-huge") == 0 ||
+            strncmp(argv[i], "--huge-unlink", 13) == 0)
+            return false;
+    }
+    return true;
+}
+
 int nic_eal_init(int argc, char **argv, char *err, size_t errlen)
 {
     if (eal_state != 0) {
@@ -52,10 +67,13 @@ int nic_eal_init(int argc, char **argv, char *err, size_t errlen)
     pthread_sigmask(SIG_SETMASK, NULL, &mask);
 
     /* rte_eal_init may permute argv (getopt): give it a copy. */
-    char *args[argc + 1];
+    char *args[argc + 2];
     memcpy(args, argv, sizeof(char *) * (size_t)argc);
-    args[argc] = NULL;
-    int rc = rte_eal_init(argc, args);
+    int n = argc;
+    if (needs_huge_unlink(argc, argv))
+        args[n++] = (char *)"--huge-unlink";
+    args[n] = NULL;
+    int rc = rte_eal_init(n, args);
     int saved = rte_errno;
 
     pthread_sigmask(SIG_SETMASK, &mask, NULL);

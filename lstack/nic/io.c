@@ -106,4 +106,5 @@ const struct nic_ops dpdk_nic_ops = {
     .mac = dpdk_nic_mac,
     .name = dpdk_nic_name,
     .close = dpdk_nic_close,
+    .describe = dpdk_nic_describe,
 };

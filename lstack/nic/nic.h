@@ -44,6 +44,17 @@ struct nic_stats {
 
 struct nic;
 
+/* One item of a port's description (`stackctl show nic`): a group ("port",
+ * "link", "queues", "offloads", "stats", "xstats", "pool"), a name, and a
+ * text (non-NULL) or else a number. Valid during the callback only. */
+struct nic_item {
+    const char *group;
+    const char *name;
+    const char *text;
+    uint64_t num;
+};
+typedef void (*nic_describe_fn)(void *ctx, const struct nic_item *item);
+
 struct nic_ops {
     /* Receive up to max frames (at most the configured burst). Multi-buffer
      * frames are dropped and counted. Returns the count. */
@@ -64,6 +75,11 @@ struct nic_ops {
     /* Stop the port and free its buffers. Frames the caller still holds
      * must have been freed. */
     void (*close)(struct nic *n);
+    /* Describe the port: driver, link, queues, offloads, the port's own
+     * counters and extended counters, the buffer pool; emit is called once
+     * per item. May be called from another thread than the poller's, but
+     * never at the same time as another op of n. NULL: nothing to say. */
+    void (*describe)(const struct nic *n, nic_describe_fn emit, void *ctx);
 };
 
 /* Every implementation's port struct starts with this. */

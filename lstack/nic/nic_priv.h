@@ -21,6 +21,9 @@ void dpdk_nic_close(struct nic *n);
 void dpdk_nic_mac(const struct nic *n, uint8_t mac[6]);
 const char *dpdk_nic_name(const struct nic *n);
 
+/* describe.c: the "describe" op (stackctl show nic). */
+void dpdk_nic_describe(const struct nic *n, nic_describe_fn emit, void *ctx);
+
 static inline struct dpdk_nic *dpdk_nic(struct nic *n)
 {
     return (struct dpdk_nic *)n;
@@ -45,6 +48,7 @@ struct dpdk_nic {
     uint16_t tx_len[NIC_TX_BATCH]; /* lengths: the PMD may free a sent mbuf at once */
 
     struct nic_stats st;      /* pool fields filled on demand */
+    uint64_t rx_offloads, tx_offloads; /* enabled at configure time (describe.c) */
 };
 
 #endif

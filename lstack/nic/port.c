@@ -76,6 +76,8 @@ static int setup_queues(struct dpdk_nic *n, const struct nic_params *p, int sock
         snprintf(err, errlen, "port %u: configure failed: %s", n->port, rte_strerror(-rc));
         return -1;
     }
+    n->rx_offloads = conf.rxmode.offloads; /* for stackctl show nic */
+    n->tx_offloads = conf.txmode.offloads;
     uint16_t rxd = p->rx_desc, txd = p->tx_desc;
     rc = rte_eth_dev_adjust_nb_rx_tx_desc(n->port, &rxd, &txd);
     if (rc != 0) {

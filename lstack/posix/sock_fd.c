@@ -79,6 +79,8 @@ int sockfd_adopt(int fd, int type_flags)
     struct lsock *ls = NULL;
     rt_lock();
     int rc = lsock_new(rt_stack(), &ls);
+    if (rc == 0)
+        lsock_set_fd(ls, fd); /* issue 4: stackctl shows it */
     rt_unlock();
     if (rc < 0)
         return fail_neg(rc);
@@ -214,6 +216,7 @@ static int adopt_accepted(struct lsock *nls, struct sockaddr *addr, socklen_t *l
     uint32_t ip = 0;
     uint16_t port = 0;
     rt_lock();
+    lsock_set_fd(nls, nfd); /* issue 4: stackctl shows it */
     lsock_name(nls, true, &ip, &port);
     rt_unlock();
     sock_put_addr(addr, len, ip, port);

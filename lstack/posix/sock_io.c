@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "ctl/app_counters.h"
 #include "event/event.h"
 #include "posix/sock_fd_priv.h"
 #include "runtime/runtime.h"
@@ -61,6 +62,7 @@ static int io_start(const struct sock_file *sf, const struct msghdr *msg, int fl
 ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
+    app_cnt.reads++; /* issue 4: stackctl show stats */
     bool wait;
     if (io_start(sf, msg, flags, &wait) != 0)
         return -1;
@@ -104,6 +106,7 @@ ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
 ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
+    app_cnt.writes++; /* issue 4: stackctl show stats */
     bool wait;
     if (io_start(sf, msg, flags, &wait) != 0)
         return -1;

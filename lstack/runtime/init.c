@@ -20,6 +20,7 @@
 
 #include "common/log.h"
 #include "conf/conf.h"
+#include "ctl/ctl_rt.h"
 #include "nic/nic.h"
 #include "posix/sock_fd.h"
 #include "runtime/runtime_priv.h"
@@ -37,6 +38,7 @@ static void rt_shutdown(void)
 {
     if (rt.child || rt_state_v != RT_READY)
         return;
+    ctl_rt_stop(); /* issue 4: no control request may run while the stack goes away */
     sockfd_close_all();
     /* Let the FINs and RSTs leave and the peers' answers come in. */
     uint64_t until = rt_now_ms() + EXIT_LINGER_MS;
@@ -114,6 +116,8 @@ bool rt_ensure(void)
         rc = start(&c, err, sizeof(err));
         if (rc != 0)
             LSTACK_ERR("stack start failed: %s", err);
+        else
+            ctl_rt_start(&c, path); /* issue 4: the control socket (stackctl); serves stacks once RT_READY */
         lstack_conf_free(&c);
     }
     if (rc != 0) {

@@ -17,10 +17,20 @@ volatile int rt_state_v = RT_PASSIVE;
 struct rt rt;
 
 static pthread_mutex_t stack_mu = PTHREAD_MUTEX_INITIALIZER;
+static int stack_mu_waiters; /* threads blocked in rt_lock */
 
 void rt_lock(void)
 {
+    if (pthread_mutex_trylock(&stack_mu) == 0)
+        return;
+    __atomic_add_fetch(&stack_mu_waiters, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&stack_mu);
+    __atomic_sub_fetch(&stack_mu_waiters, 1, __ATOMIC_RELAXED);
+}
+
+bool rt_lock_contended(void)
+{
+    return __atomic_load_n(&stack_mu_waiters, __ATOMIC_RELAXED) != 0;
 }
 
 void rt_unlock(void)

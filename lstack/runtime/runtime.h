@@ -43,6 +43,10 @@ bool rt_ensure(void);
 void rt_lock(void);
 void rt_unlock(void);
 
+/* True while another thread waits in rt_lock: a spinning poller yields then,
+ * or it would take the lock again before the waiter wakes up. */
+bool rt_lock_contended(void);
+
 /* Under rt_lock: one poll round of every stack (rx, lwIP, timers, tx).
  * Returns frames received. */
 unsigned rt_poll(void);

@@ -169,6 +169,9 @@ int lsock_name(const struct lsock *s, bool peer, uint32_t *addr, uint16_t *port)
 /* Bytes that can be read now (FIONREAD / SIOCINQ). */
 size_t lsock_nread(const struct lsock *s);
 
+/* Record the application's fd for s (shown by stackctl; -1 until set). */
+void lsock_set_fd(struct lsock *s, int fd);
+
 /* True once listen succeeded. */
 bool lsock_is_listener(const struct lsock *s);
 

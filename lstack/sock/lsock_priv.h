@@ -81,6 +81,10 @@ struct lsock {
     struct lsock *acc_head, *acc_tail;
     struct lsock *acc_next;    /* link in the listener's queue */
 
+    /* The fd the POSIX layer gave it (lsock_set_fd), -1 before; for
+     * stackctl show connections. */
+    int fd;
+
     /* Addresses, network byte order, kept after the pcb is gone. */
     uint32_t laddr, raddr;
     uint16_t lport, rport;

@@ -118,6 +118,7 @@ static void abort_child(struct lsock *c)
     if (c->pcb != NULL) {
         const struct lwip_api *L = lsock_lwip(c);
         lsock_detach(L, c->pcb);
+        c->st->st.conn_aborted++;
         L->tcp_abort(c->pcb);
         c->pcb = NULL;
     }
@@ -141,6 +142,8 @@ static void on_err(void *arg, err_t err)
         e = ETIMEDOUT; /* lwIP's timers: SYN / retransmission / keepalive gave up */
     else
         e = -lsock_errno(err);
+    if (err == ERR_RST)
+        s->st->st.conn_reset++; /* stackctl show stats */
     s->pcb = NULL;
     s->state = LS_DEAD;
     s->failed = e != 0;
@@ -156,6 +159,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
         return ERR_OK;
     s->state = LS_CONNECTED;
     s->ever_connected = true;
+    s->st->st.conn_opened++;
     lsock_save_addrs(s, pcb);
     lsock_notify(s, true);
     return ERR_OK;
@@ -179,7 +183,9 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
         return ERR_ABRT;
     }
     st->sock_count++;
+    st->st.conn_accepted++;
     c->st = st;
+    c->fd = -1;
     c->o = ls->o; /* Linux clones the listener's options into the child */
     c->pcb = pcb;
     c->state = LS_CONNECTED;
@@ -219,6 +225,11 @@ struct epitem **lsock_watchers(struct lsock *s)
     return &s->watchers;
 }
 
+void lsock_set_fd(struct lsock *s, int fd)
+{
+    s->fd = fd;
+}
+
 bool lsock_is_listener(const struct lsock *s)
 {
     return s->state == LS_LISTEN;
@@ -235,6 +246,7 @@ int lsock_new(struct stack *st, struct lsock **out)
         return -ENOMEM;
     s->st = st;
     s->state = LS_NEW;
+    s->fd = -1;
     opts_default(&s->o);
     s->ev_last = lsock_events(s);
     st->sock_count++;
@@ -403,10 +415,13 @@ void lsock_close(struct lsock *s)
         if (pcb == NULL)
             break;
         lsock_detach(L, pcb);
-        if (s->rx_bytes > 0 || (s->o.linger_on && s->o.linger_s == 0))
+        if (s->rx_bytes > 0 || (s->o.linger_on && s->o.linger_s == 0)) {
+            s->st->st.conn_aborted++;
             L->tcp_abort(pcb); /* RST, like Linux */
-        else if (L->tcp_close(pcb) != ERR_OK)
+        } else if (L->tcp_close(pcb) != ERR_OK) {
+            s->st->st.conn_aborted++;
             L->tcp_abort(pcb); /* no memory for the FIN */
+        }
         break;
     case LS_NEW:
     case LS_DEAD:

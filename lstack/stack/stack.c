@@ -75,7 +75,15 @@ uint32_t stack_next_timer_ms(struct stack *s)
 void stack_get_stats(const struct stack *s, struct stack_stats *st)
 {
     *st = s->st;
+    st->conn_refused = s->sock_refused;
+    st->sockets = s->sock_count;
     s->nic->ops->get_stats(s->nic, &st->nic);
+}
+
+void stack_describe_nic(const struct stack *s, nic_describe_fn emit, void *ctx)
+{
+    if (s->nic->ops->describe != NULL)
+        s->nic->ops->describe(s->nic, emit, ctx);
 }
 
 void stack_mac(const struct stack *s, uint8_t mac[6])

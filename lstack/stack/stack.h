@@ -25,6 +25,13 @@ struct stack_stats {
     uint64_t lwip_input_err;            /* lwIP refused a frame we passed */
     uint64_t polls;                     /* stack_poll calls */
     uint64_t busy_polls;                /* ... that received at least one frame */
+    /* Connections, counted by the sock layer (lstack/sock/tcp_sock.c): */
+    uint64_t conn_opened;               /* connect() completed (active open) */
+    uint64_t conn_accepted;             /* established on a listener (passive open) */
+    uint64_t conn_refused;              /* reset on arrival: tcp_conn_count sockets were open */
+    uint64_t conn_reset;                /* ended by a reset from the peer (refused connects included) */
+    uint64_t conn_aborted;              /* ended by a reset from us (close with unread data, linger 0) */
+    uint64_t sockets;                   /* sockets open now, counted against tcp_conn_count */
 };
 
 /* Bytes each received buffer must reserve for the stack (its priv area):
@@ -51,6 +58,10 @@ uint32_t stack_next_timer_ms(struct stack *s);
 int stack_gateway_mac(struct stack *s, uint8_t mac[6]);
 
 void stack_get_stats(const struct stack *s, struct stack_stats *st);
+
+/* Describe the port (`stackctl show nic`): calls emit once per item (see
+ * nic_ops.describe); nothing if the port cannot describe itself. */
+void stack_describe_nic(const struct stack *s, nic_describe_fn emit, void *ctx);
 
 /* The port's MAC and DPDK name. */
 void stack_mac(const struct stack *s, uint8_t mac[6]);

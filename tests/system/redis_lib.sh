@@ -32,6 +32,7 @@ R_PORT_LSTACK=6379
 R_PORT_KERNEL=6380
 R_LIB=""
 R_CONF=""
+# shellcheck disable=SC2034 # R_HOST / R_PORT: for the tests that source this
 R_HOST=""
 R_PORT=""
 R_PY="$T_HERE/redis_resp.py"
@@ -82,7 +83,8 @@ r__dump_logs() {
 
 # r_bed_init BUILD_DIR [TOOL...] : skip unless root and the tools are there;
 # bring the bed up with a cleanup trap; write a default lstack.conf
-# ($R_CONF); for the kernel target add the kernel address. Sets R_HOST /
+# ($R_CONF: tcp_conn_count 1024, else the bed's defaults); for the kernel
+# target add the kernel address. Sets R_HOST /
 # R_PORT (the target's address and redis port). Used by r_init and test_sem.sh.
 r_bed_init() {
     local build="${1:-}"
@@ -96,10 +98,12 @@ r_bed_init() {
         R_LIB="${LSTACK_PRELOAD:-$T_BUILD/lstack/liblstack.so}"
         [[ -f "$R_LIB" ]] || t_fail "preload library not built: $R_LIB"
         R_HOST="$TB_IP_STACK"
+        # shellcheck disable=SC2034 # read by the tests
         R_PORT="$R_PORT_LSTACK"
         ;;
     kernel)
         R_HOST="$TB_IP_KERNEL"
+        # shellcheck disable=SC2034 # read by the tests
         R_PORT="$R_PORT_KERNEL"
         ;;
     *) t_fail "LSTACK_TEST_TARGET='$R_TARGET': expected lstack or kernel" ;;
@@ -119,8 +123,10 @@ r_bed_init() {
     # the client side (it closes first): give the client every port there is.
     ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" ||
         t_fail "cannot widen the client's ephemeral port range"
+    # Room for clients that reconnect while their old connections still wait
+    # for the application's close() (they count against tcp_conn_count).
     R_CONF="$T_WORK/lstack.conf"
-    r_conf "$R_CONF"
+    r_conf "$R_CONF" 'tcp_conn_count = 1024;'
 }
 
 # r_init BUILD_DIR [TOOL...] : r_bed_init for the redis tests.
@@ -402,7 +408,7 @@ r_conf_files() {
         mkdir -p "$R_HUGEDIR"
         mount -t hugetlbfs -o pagesize=2M nodev "$R_HUGEDIR" || r_fail "cannot mount hugetlbfs on $R_HUGEDIR"
     fi
-    r_conf "$file" "dpdk_args = [ \"--no-pci\", \"--huge-dir\", \"$R_HUGEDIR\", \"--file-prefix\", \"${LSTACK_TB}x\", \"-l\", \"$TB_CPU\", \"--vdev=net_af_packet0,iface=$TB_IF_SRV\" ];" "$@"
+    r_conf "$file" "dpdk_args = [ \"--no-pci\", \"--huge-dir\", \"$R_HUGEDIR\", \"--file-prefix\", \"${LSTACK_TB}x\", \"-l\", \"$TB_CPU\", \"--vdev=net_af_packet0,iface=$TB_IF_SRV,framecnt=4096\" ];" "$@"
 }
 
 # Background client processes started by r_bench_bg (killed by the cleanup trap).
@@ -508,11 +514,20 @@ r_dpdk_files() {
     comm -13 <(echo "$R_DPDK_BEFORE") <(r__dpdk_list) | grep -v '^$' || true
 }
 
-# r_mbuf_free NAME : the stack's free mbuf count. TODO: lstack has no way to
-# read it from outside the process yet (stackctl is planned); until then this
-# prints nothing and returns 1, and the tests report the check as a TODO.
+# r_stat NAME COUNTER : one counter of the stack(s) of NAME's process (the
+# "total" of `stackctl -p PID --json show stats`: mbuf_free, sockets, ...).
+# Returns 1 (prints nothing) for a kernel redis or when stackctl is missing.
+r_stat() {
+    local name="$1" key="$2" ctl="$T_BUILD/tools/stackctl" json
+    [[ "${R_KIND[$name]:-}" == lstack && -x "$ctl" && -n "${R_PID[$name]:-}" ]] || return 1
+    json=$(ip netns exec "$TB_NS_SRV" "$ctl" -p "${R_PID[$name]}" --json --timeout 5 show stats 2>/dev/null) || return 1
+    python3 -c 'import json, sys; v = json.loads(sys.argv[1])["total"][sys.argv[2]]; print(int(v))' "$json" "$key" \
+        2>/dev/null
+}
+
+# r_mbuf_free NAME : the stack's free mbuf count (r_stat mbuf_free).
 r_mbuf_free() {
-    return 1
+    r_stat "$1" mbuf_free
 }
 
 # r_py ARGS... : the RESP helper (redis_resp.py) in the client ns.

@@ -22,7 +22,6 @@ R_ULIMIT_N=4096 r_start srv "$R_TARGET" --maxclients 2000 --tcp-backlog 1024
 r_wait_ready srv || r_fail "redis did not come up"
 t_ok "redis-server up on $R_TARGET ($R_HOST:$R_PORT)"
 
-ALL=""  # the default test set
 NOBIG="ping_inline,ping_mbulk,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset"
 
 run() {
@@ -33,10 +32,10 @@ run() {
     t_ok "redis-benchmark $* ($what): exit 0, no error"
 }
 
-run "default set" -c 50 -P 1 -d 3 -n 10000 -r 10000 $ALL
+run "default set" -c 50 -P 1 -d 3 -n 10000 -r 10000
 run "no LRANGE_300+" -c 50 -P 16 -d 4096 -n 4000 -r 10000 -t "$NOBIG"
 R_BENCH_TIMEOUT=600 run "no LRANGE_300+" -c 1000 -P 1 -d 4096 -n 4000 -r 10000 -t "$NOBIG"
-R_BENCH_TIMEOUT=600 run "default set" -c 1000 -P 16 -d 3 -n 20000 -r 10000 $ALL
+R_BENCH_TIMEOUT=600 run "default set" -c 1000 -P 16 -d 3 -n 20000 -r 10000
 
 # Every benchmark client is gone again (only this redis-cli is connected).
 n=""

@@ -51,6 +51,7 @@ R_ULIMIT_N=20000 r_start big "$R_TARGET" --maxclients 10100 --tcp-backlog 4096
 r_wait_ready big 90 || r_fail "redis (tcp_conn_count = 10200) did not come up"
 [[ "$(r_cli big config get maxclients | tail -n 1)" == 10100 ]] ||
     r_fail "maxclients is $(r_cli big config get maxclients | tail -n 1), expected 10100 (fd limit too low?)"
+idle_free=$(r_stat big mbuf_free) || idle_free=""
 # redis-benchmark's own fd limit: raise it in the subshell that runs it.
 ulimit -n 20000 || r_fail "cannot raise the fd limit to 20000"
 R_BENCH_TIMEOUT=300 r_bench big -c $C -n 20000 -t ping || r_fail "redis-benchmark -c $C -n 20000 -t ping"
@@ -63,6 +64,17 @@ for ((i = 0; i < 100; i++)); do
 done
 [[ "$n" == 1 ]] || r_fail "connected_clients is '$n' 20 s after the $C-client run, expected 1"
 t_ok "connected_clients back to 1 after $C clients"
+if [[ -n "$idle_free" ]]; then
+    for ((i = 0; i < 50; i++)); do
+        free=$(r_stat big mbuf_free)
+        socks=$(r_stat big sockets)
+        [[ "$socks" == 1 ]] && ((free >= idle_free)) && break
+        sleep 0.2
+    done
+    [[ "$socks" == 1 ]] || r_fail "stack sockets $socks after the $C-client run, expected 1 (the listener)"
+    ((free >= idle_free)) || r_fail "mbuf_free $free after the $C-client run, $idle_free before ($((idle_free - free)) not returned)"
+    t_ok "stack back to idle: sockets 1, mbuf_free $free (before: $idle_free) (stackctl)"
+fi
 r_stop big term || r_fail "redis did not exit cleanly on SIGTERM"
 t_ok "redis exited 0 on SIGTERM"
 t_pass

@@ -4,7 +4,8 @@
 # the benchmark's connections, some with requests in flight towards redis and
 # some while redis is sending large replies. The server must drop all of
 # them: CLIENT LIST polls down to the one redis-cli asking (bounded time),
-# redis keeps serving, and the free mbuf count returns to its idle level.
+# redis keeps serving, and the stack's free mbuf count and socket count
+# return to their idle levels (stackctl; lstack only).
 # LSTACK_TEST_TARGET=kernel runs the same against a kernel redis.
 set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
@@ -35,6 +36,8 @@ wait_clients() {
 }
 
 idle_mbuf=$(r_mbuf_free srv) || idle_mbuf=""
+idle_socks=$(r_stat srv sockets) || idle_socks=""
+[[ -z "$idle_mbuf" ]] || echo "   idle: mbuf_free $idle_mbuf, sockets $idle_socks (stackctl)"
 
 for round in 1 2; do
     r_bench_bg srv "$T_WORK/bench-set.$round.log" -c 150 -P 16 -d 1000 -n 100000000 -r 100000 -t set
@@ -44,8 +47,9 @@ for round in 1 2; do
     # until all 200 benchmark clients are connected (plus this redis-cli)
     n=$(wait_clients 201 20) || r_fail "round $round: expected 201 clients connected, CLIENT LIST shows $n"
     sleep 1
-    kill -0 "$p1" 2>/dev/null && kill -0 "$p2" 2>/dev/null ||
+    if ! kill -0 "$p1" 2>/dev/null || ! kill -0 "$p2" 2>/dev/null; then
         r_fail "round $round: a benchmark ended before the kill: $(tail -c 300 "$T_WORK"/bench-*."$round".log | tr '\r' '\n' | grep -v '^ *$' | tail -n 4)"
+    fi
     kill -KILL "$p1" "$p2"
     wait "$p1" 2>/dev/null
     wait "$p2" 2>/dev/null
@@ -59,16 +63,20 @@ for round in 1 2; do
 done
 
 if [[ -n "$idle_mbuf" ]]; then
-    now=""
+    now="" socks=""
     for ((i = 0; i < 50; i++)); do
         now=$(r_mbuf_free srv) || now=""
-        [[ -n "$now" ]] && ((now >= idle_mbuf)) && break
+        socks=$(r_stat srv sockets) || socks=""
+        [[ -n "$now" && "$socks" == "$idle_socks" ]] && ((now >= idle_mbuf)) && break
         sleep 0.2
     done
-    [[ -n "$now" ]] && ((now >= idle_mbuf)) || r_fail "free mbufs $now after the kills, $idle_mbuf when idle"
-    t_ok "free mbufs back to the idle level ($now >= $idle_mbuf)"
+    [[ "$socks" == "$idle_socks" ]] || r_fail "stack sockets $socks 10 s after the kills, $idle_socks when idle"
+    if [[ -z "$now" ]] || ((now < idle_mbuf)); then
+        r_fail "free mbufs '$now' 10 s after the kills, $idle_mbuf when idle"
+    fi
+    t_ok "stack back to idle after the kills: mbuf_free $now (idle $idle_mbuf), sockets $socks (stackctl)"
 elif r_is_lstack; then
-    echo "   TODO: free mbuf count not checked: lstack has no way to read it from outside the process yet (stackctl)"
+    echo "   TODO: free mbuf count not checked: stackctl not built ($T_BUILD/tools/stackctl)"
 fi
 
 r_bench srv -c 50 -n 5000 -t set,get,lrange_100 || r_fail "redis-benchmark after the kills"

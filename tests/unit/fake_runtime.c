@@ -60,6 +60,11 @@ void rt_unlock(void)
     pthread_mutex_unlock(&mu);
 }
 
+bool rt_lock_contended(void)
+{
+    return false;
+}
+
 unsigned rt_poll(void)
 {
     unsigned frames = 0;

@@ -2,7 +2,7 @@
  * sem_client MODES HOST PORT - the client half of the semantic tests, on the
  * kernel. MODES: "all", one mode name, or a comma-separated list; for each
  * it connects to HOST:PORT, sends the mode name and runs the mode's client
- * half. After "all" it sends "quit" so that the server ends.
+ * half. At the end it sends "quit" so that a server serving "all" ends.
  * sem_client list - print every mode and what it checks.
  * Exit status: 0 when every mode passed on this side, 1 otherwise.
  */
@@ -93,11 +93,6 @@ int main(int argc, char **argv)
     if (all) {
         for (size_t i = 0; i < sem_mode_count; i++, ran++)
             failed += run_mode(&sem_modes[i], host, port);
-        int q = connect_to(host, port);
-        if (q >= 0) {
-            send_str(q, "quit\n");
-            close(q);
-        }
     } else {
         char *list = strdup(argv[1]), *save = NULL;
         for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save), ran++) {
@@ -110,6 +105,12 @@ int main(int argc, char **argv)
             failed += run_mode(m, host, port);
         }
         free(list);
+    }
+    /* end a server serving "all" (one serving a single mode is gone already) */
+    int q = connect_to(host, port);
+    if (q >= 0) {
+        send_str(q, "quit\n");
+        close(q);
     }
     printf("sem_client: %d modes, %d failed\n", ran, failed);
     return failed ? 1 : 0;

@@ -418,6 +418,22 @@ static int srv_rdhup(int L, int *pc, int port)
     REQ(pr > 0 && (pr & POLLHUP), "poll after both directions shut: %s, want HUP",
         pr < 0 ? en(errno) : pevs_str((short)pr));
     sem_info("epoll %s, poll %s", evs_str((uint32_t)e), pevs_str((short)pr));
+    /* Once the peer has acknowledged our FIN the connection is closed, and
+     * cleanly: no error shows up (Linux: state CLOSE, sk_err 0). */
+    sleep_ms(300);
+    struct epoll_event ev2[4];
+    int n2 = epoll_wait(ep, ev2, 4, 0);
+    REQ(n2 == 1 && !(ev2[0].events & EPOLLERR) && (ev2[0].events & EPOLLHUP),
+        "300 ms after both FINs (clean close): %d events %s, want HUP and no ERR", n2,
+        n2 > 0 ? evs_str(ev2[0].events) : en(errno));
+    int v;
+    REQ(get_int_opt(c, SOL_SOCKET, SO_ERROR, &v) == 0 && v == 0,
+        "SO_ERROR after a clean close (both FINs acknowledged): %d (%s), want 0", v, en(v));
+    r = read(c, &b, 1);
+    REQ(r == 0, "read after a clean close: %zd (%s), want 0", r, en(errno));
+    errno = 0;
+    r = send(c, "x", 1, MSG_NOSIGNAL);
+    REQ(r < 0 && errno == EPIPE, "send after a clean close: %zd (%s), want EPIPE", r, en(errno));
     close(ep);
     return 0;
 }
@@ -464,6 +480,17 @@ static int srv_shutwr(int L, int *pc, int port)
     STEP("reading after shutdown(SHUT_WR)");
     if (expect_line(c, "after"))
         return 1;
+    STEP("waiting for the peer's FIN");
+    char b;
+    ssize_t r = read(c, &b, 1);
+    REQ(r == 0, "read at the peer's FIN (after our shutdown(SHUT_WR)): %zd (%s), want 0", r, en(errno));
+    sleep_ms(100);
+    int v;
+    REQ(get_int_opt(c, SOL_SOCKET, SO_ERROR, &v) == 0 && v == 0,
+        "SO_ERROR after a clean close (we shut first): %d (%s), want 0", v, en(v));
+    int pr = wait_fd(c, POLLIN | POLLOUT, 0);
+    REQ(pr > 0 && !(pr & POLLERR) && (pr & POLLHUP), "poll after a clean close (we shut first): %s, want HUP, no ERR",
+        pr < 0 ? en(errno) : pevs_str((short)pr));
     return 0;
 }
 static int cli_shutwr_peer(int *pc, const char *host, int port)

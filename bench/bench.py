@@ -1,0 +1,515 @@
+#!/usr/bin/env python3
+"""Parse and aggregate the runs of scripts/bench.sh (stdlib only).
+
+    bench.py oneline RUNDIR        one line about one run (progress output)
+    bench.py aggregate OUTDIR [--rounds N] [--scenarios 1,2] [--server-cpu N] [--client-cpu N]
+                                   results.json, results.csv, runs.csv,
+                                   summary.txt (also printed), chart.gp + chart.dat
+    bench.py table RESULTS.json    print the table of an earlier run again
+    bench.py perf RUNDIR           the server's and the client's perf samples by
+                                   object group (a run made with --perf)
+
+A run directory (raw/s<S>-r<R>-<kind>/) holds what bench.sh recorded:
+bench.csv (redis-benchmark --csv), times.0/.1 (bash's `times` around the
+client), pid_stat.0/.1 (/proc/PID/stat of redis-server before
+and after), stat.0/.1 (/proc/stat), t.0/t.1 (ns), status, others_before/after.
+
+Server CPU = (utime + stime) delta of the redis-server process over the
+client's run, in % of one core; client CPU = user + sys of redis-benchmark
+(the change in the driving shell's children times) over the same time; cpuN busy = non-idle share of CPU N from /proc/stat
+(softirq included, whoever it ran for).
+
+Ratios: median over rounds of lstack divided by the median of the kernel,
+for req/s and for each latency percentile.
+"""
+import csv
+import json
+import os
+import re
+import statistics
+import sys
+
+SCENARIOS = {
+    1: "-c 50 -P 1 -t set,get -d 3",
+    2: "-c 1000 -r 1000000 -t set,get -d 3",
+    3: "-c 50 -P 16 -t set,get",
+    4: "-c 50 -t set,get -d 1024",
+    5: "-c 1 -t ping",
+    6: "-c 10 -t set,get -d 65536",
+}
+KINDS = ("kernel", "lstack")
+
+# (scenario, what, op, bound, text). what: rps or p50/p99 ratio
+# lstack/kernel; op ">=" or "<=".
+TARGETS = [
+    (1, "rps", ">=", 1.5, "scenario 1 throughput >= 1.5x kernel"),
+    (2, "rps", ">=", 1.5, "scenario 2 throughput >= 1.5x kernel"),
+    (4, "rps", ">=", 1.5, "scenario 4 throughput >= 1.5x kernel"),
+    (3, "rps", ">=", 1.2, "scenario 3 throughput >= 1.2x kernel"),
+    (1, "p99", "<=", 0.7, "scenario 1 p99 <= 0.7x kernel"),
+    (2, "p99", "<=", 0.7, "scenario 2 p99 <= 0.7x kernel"),
+    (5, "p50", "<=", 1.0, "scenario 5 p50 no worse than kernel"),
+]
+
+
+def read(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def parse_bench_csv(path):
+    """{test: {rps, avg, min, p50, p95, p99, max}} from redis-benchmark --csv."""
+    out = {}
+    text = read(path, "")
+    rows = list(csv.reader(line for line in text.splitlines() if line.strip()))
+    if not rows or rows[0][:2] != ["test", "rps"]:
+        return out
+    head = rows[0]
+    names = {"rps": "rps", "avg_latency_ms": "avg", "min_latency_ms": "min",
+             "p50_latency_ms": "p50", "p95_latency_ms": "p95",
+             "p99_latency_ms": "p99", "max_latency_ms": "max"}
+    for row in rows[1:]:
+        if len(row) != len(head):
+            continue
+        rec = {}
+        for k, v in zip(head[1:], row[1:]):
+            if k in names:
+                try:
+                    rec[names[k]] = float(v)
+                except ValueError:
+                    pass
+        if "rps" in rec:
+            out[row[0]] = rec
+    return out
+
+
+def proc_times(stat_text):
+    """(utime + stime) in ticks from a /proc/PID/stat line, or None."""
+    if not stat_text or ") " not in stat_text:
+        return None
+    rest = stat_text.rsplit(") ", 1)[1].split()
+    # rest[0] is field 3 (state): utime is field 14, stime field 15
+    return int(rest[11]) + int(rest[12])
+
+
+def child_times(text):
+    """(user, sys) seconds of the children, from bash's `times` (2nd line)."""
+    lines = (text or "").strip().splitlines()
+    if len(lines) < 2:
+        return None
+    vals = []
+    for tok in lines[1].split():
+        m = re.match(r"^(\d+)m([\d.]+)s$", tok)
+        if not m:
+            return None
+        vals.append(int(m.group(1)) * 60 + float(m.group(2)))
+    return tuple(vals) if len(vals) == 2 else None
+
+
+def cpu_lines(stat_text):
+    """{cpuN: (busy, total)} in ticks from /proc/stat."""
+    out = {}
+    for line in (stat_text or "").splitlines():
+        m = re.match(r"^(cpu\d+)\s+(.*)$", line)
+        if not m:
+            continue
+        v = [int(x) for x in m.group(2).split()]
+        idle = v[3] + (v[4] if len(v) > 4 else 0)  # idle + iowait
+        total = sum(v[:8])  # guest time is already in user
+        out[m.group(1)] = (total - idle, total)
+    return out
+
+
+def run_record(d):
+    """Everything about one run directory."""
+    name = os.path.basename(d.rstrip("/"))
+    m = re.match(r"^s(\d+)-r(\d+)-(kernel|lstack)$", name)
+    rec = {"dir": name}
+    if m:
+        rec.update(scenario=int(m.group(1)), round=int(m.group(2)), kind=m.group(3))
+    rec["status"] = (read(os.path.join(d, "status"), "missing") or "").strip()
+    rec["tests"] = parse_bench_csv(os.path.join(d, "bench.csv"))
+    t0 = read(os.path.join(d, "t.0"))
+    t1 = read(os.path.join(d, "t.1"))
+    wall = (int(t1) - int(t0)) / 1e9 if t0 and t1 else None
+    rec["wall_s"] = wall
+    hz = os.sysconf("SC_CLK_TCK")
+    a = proc_times(read(os.path.join(d, "pid_stat.0")))
+    b = proc_times(read(os.path.join(d, "pid_stat.1")))
+    rec["server_cpu_pct"] = (100.0 * (b - a) / hz / wall) if (a is not None and b is not None and wall) else None
+    c0 = child_times(read(os.path.join(d, "times.0")))
+    c1 = child_times(read(os.path.join(d, "times.1")))
+    if c0 and c1 and wall:
+        user, sys_ = c1[0] - c0[0], c1[1] - c0[1]
+        rec["client_cpu_pct"] = 100.0 * (user + sys_) / wall
+        rec["client_user_s"], rec["client_sys_s"] = user, sys_
+    else:
+        rec["client_cpu_pct"] = None
+    s0 = cpu_lines(read(os.path.join(d, "stat.0")))
+    s1 = cpu_lines(read(os.path.join(d, "stat.1")))
+    busy = {}
+    for cpu in s0:
+        if cpu in s1:
+            db = s1[cpu][0] - s0[cpu][0]
+            dt = s1[cpu][1] - s0[cpu][1]
+            busy[cpu] = 100.0 * db / dt if dt > 0 else None
+    rec["cpu_busy_pct"] = busy
+    for k in ("others_before", "others_after"):
+        v = (read(os.path.join(d, k)) or "").strip()
+        rec[k] = int(v) if v.isdigit() else None
+    return rec
+
+
+def fmt_rps(v):
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def fmt_ms(v):
+    return "-" if v is None else f"{v:.3f}"
+
+
+def fmt_x(v):
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def fmt_pct(v):
+    return "-" if v is None else f"{v:.0f}%"
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def cmd_oneline(d):
+    r = run_record(d)
+    parts = []
+    for t, v in r["tests"].items():
+        parts.append(f"{t} {fmt_rps(v.get('rps'))} req/s p50 {fmt_ms(v.get('p50'))} p99 {fmt_ms(v.get('p99'))} ms")
+    parts.append(f"server CPU {fmt_pct(r['server_cpu_pct'])}, client CPU {fmt_pct(r.get('client_cpu_pct'))}")
+    print("; ".join(parts))
+
+
+def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
+    raw = os.path.join(out, "raw")
+    runs = []
+    for name in sorted(os.listdir(raw)) if os.path.isdir(raw) else []:
+        d = os.path.join(raw, name)
+        if os.path.isdir(d) and re.match(r"^s\d+-r\d+-(kernel|lstack)$", name):
+            runs.append(run_record(d))
+    runs.sort(key=lambda r: (r.get("scenario", 0), r.get("round", 0), r.get("kind", "")))
+
+    scen = {}
+    for s in scen_list:
+        srun = [r for r in runs if r.get("scenario") == s]
+        tests = []
+        for r in srun:
+            for t in r["tests"]:
+                if t not in tests:
+                    tests.append(t)
+        per_kind = {}
+        for k in KINDS:
+            kr = [r for r in srun if r.get("kind") == k and r["status"] == "ok"]
+            per_kind[k] = {
+                "rounds_ok": len(kr),
+                "server_cpu_pct": median([r["server_cpu_pct"] for r in kr]),
+                "client_cpu_pct": median([r.get("client_cpu_pct") for r in kr]),
+                "cpu_busy_pct": {
+                    c: median([r["cpu_busy_pct"].get(c) for r in kr])
+                    for c in (f"cpu{server_cpu}", f"cpu{client_cpu}")
+                },
+            }
+        tstats = {}
+        for t in tests:
+            ts = {}
+            for k in KINDS:
+                kr = [r for r in srun if r.get("kind") == k and r["status"] == "ok" and t in r["tests"]]
+                ts[k] = {
+                    "rounds": {r["round"]: r["tests"][t] for r in kr},
+                    **{m: median([r["tests"][t].get(m) for r in kr])
+                       for m in ("rps", "avg", "p50", "p95", "p99", "max")},
+                }
+            ts["ratio"] = {m: ratio(ts["lstack"][m], ts["kernel"][m]) for m in ("rps", "avg", "p50", "p95", "p99")}
+            tstats[t] = ts
+        scen[s] = {"args": SCENARIOS.get(s, "?"), "tests": tstats, "kinds": per_kind}
+
+    # targets: every test of the scenario must meet it
+    targets = []
+    for s, what, op, bound, text in TARGETS:
+        if s not in scen:
+            continue
+        vals = {t: v["ratio"][what] for t, v in scen[s]["tests"].items()}
+        ok = bool(vals) and all(x is not None and (x >= bound if op == ">=" else x <= bound) for x in vals.values())
+        targets.append({"target": text, "scenario": s, "metric": what, "op": op, "bound": bound,
+                        "values": vals, "met": ok})
+    worse = {}
+    for s, v in scen.items():
+        if not v["tests"]:
+            worse[f"{s}:-"] = None  # no result at all: not met
+        for t, ts in v["tests"].items():
+            x = ts["ratio"]["rps"]
+            if x is None or x < 1.0:
+                worse[f"{s}:{t}"] = x
+    targets.append({"target": "no scenario slower than the kernel (throughput)", "scenario": None,
+                    "metric": "rps", "op": ">=", "bound": 1.0, "values": worse, "met": not worse})
+
+    meta = {}
+    for line in (read(os.path.join(out, "versions.txt"), "") or "").splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            meta[k] = v
+    result = {
+        "versions": meta,
+        "commands": (read(os.path.join(out, "commands.txt"), "") or "").splitlines(),
+        "lstack_conf": read(os.path.join(out, "lstack.conf"), ""),
+        "rounds": rounds,
+        "server_cpu": server_cpu,
+        "client_cpu": client_cpu,
+        "scenarios": {str(k): v for k, v in scen.items()},
+        "targets": targets,
+        "runs": runs,
+    }
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(result, f, indent=1, sort_keys=False)
+
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["scenario", "args", "test",
+                    "kernel_rps", "lstack_rps", "rps_ratio",
+                    "kernel_p50_ms", "lstack_p50_ms", "p50_ratio",
+                    "kernel_p99_ms", "lstack_p99_ms", "p99_ratio",
+                    "kernel_server_cpu_pct", "lstack_server_cpu_pct",
+                    "kernel_client_cpu_pct", "lstack_client_cpu_pct",
+                    "kernel_rounds", "lstack_rounds"])
+        for s, v in scen.items():
+            for t, ts in v["tests"].items():
+                k, l = ts["kernel"], ts["lstack"]
+                w.writerow([s, v["args"], t,
+                            k["rps"], l["rps"], ts["ratio"]["rps"],
+                            k["p50"], l["p50"], ts["ratio"]["p50"],
+                            k["p99"], l["p99"], ts["ratio"]["p99"],
+                            v["kinds"]["kernel"]["server_cpu_pct"], v["kinds"]["lstack"]["server_cpu_pct"],
+                            v["kinds"]["kernel"]["client_cpu_pct"], v["kinds"]["lstack"]["client_cpu_pct"],
+                            len(k["rounds"]), len(l["rounds"])])
+
+    with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["scenario", "round", "kind", "status", "test", "rps", "p50_ms", "p99_ms", "max_ms",
+                    "wall_s", "server_cpu_pct", "client_cpu_pct",
+                    f"cpu{server_cpu}_busy_pct", f"cpu{client_cpu}_busy_pct", "others_before", "others_after"])
+        for r in runs:
+            for t, v in (r["tests"] or {"-": {}}).items():
+                w.writerow([r.get("scenario"), r.get("round"), r.get("kind"), r["status"], t,
+                            v.get("rps"), v.get("p50"), v.get("p99"), v.get("max"),
+                            r["wall_s"], r["server_cpu_pct"], r.get("client_cpu_pct"),
+                            r["cpu_busy_pct"].get(f"cpu{server_cpu}"), r["cpu_busy_pct"].get(f"cpu{client_cpu}"),
+                            r["others_before"], r["others_after"]])
+
+    write_chart(out, scen)
+    text = table(result)
+    with open(os.path.join(out, "summary.txt"), "w") as f:
+        f.write(text)
+    print(text, end="")
+    bad = [r["dir"] for r in runs if r["status"] != "ok"]
+    missing = [s for s in scen_list if not scen[s]["tests"]]
+    return 1 if bad or missing or not runs else 0
+
+
+def table(result):
+    lines = []
+    v = result.get("versions", {})
+    lines.append(f"lstack {v.get('lstack_git_rev', '?')[:12]}{' (dirty tree)' if v.get('lstack_git_dirty') == '1' else ''}"
+                 f", {v.get('redis', '?').split(' sha=')[0]}, DPDK {v.get('dpdk', '?')}, lwIP {v.get('lwip', '?')}")
+    lines.append(f"kernel {v.get('kernel', '?').split(' ')[0]}, {v.get('cpu', '?')}, {v.get('date_utc', '')}")
+    lines.append(f"server on CPU {result['server_cpu']}, client on CPU {result['client_cpu']}; "
+                 f"medians over {result['rounds']} round(s); ratio = lstack / kernel")
+    srv, cli = f"cpu{result['server_cpu']}", f"cpu{result['client_cpu']}"
+    for s, sv in result["scenarios"].items():
+        lines.append("")
+        n = ""
+        for c in result.get("commands", []):
+            m = re.match(rf"^scenario {s} client: .* -n (\d+) ", c)
+            if m:
+                n = f" -n {m.group(1)}"
+        lines.append(f"scenario {s}: redis-benchmark {sv['args']}{n}")
+        hdr = f"  {'test':<12} {'kernel req/s':>13} {'lstack req/s':>13} {'ratio':>7}   " \
+              f"{'kernel p50/p99 ms':>17} {'lstack p50/p99 ms':>17} {'p50 x':>6} {'p99 x':>6}"
+        lines.append(hdr)
+        for t, ts in sv["tests"].items():
+            k, l, r = ts["kernel"], ts["lstack"], ts["ratio"]
+            lines.append(f"  {t:<12} {fmt_rps(k['rps']):>13} {fmt_rps(l['rps']):>13} {fmt_x(r['rps']):>7}   "
+                         f"{fmt_ms(k['p50']) + '/' + fmt_ms(k['p99']):>17} "
+                         f"{fmt_ms(l['p50']) + '/' + fmt_ms(l['p99']):>17} "
+                         f"{fmt_x(r['p50']):>6} {fmt_x(r['p99']):>6}")
+        kk, lk = sv["kinds"]["kernel"], sv["kinds"]["lstack"]
+        lines.append(f"  server CPU: kernel {fmt_pct(kk['server_cpu_pct'])}, lstack {fmt_pct(lk['server_cpu_pct'])}"
+                     f"   client CPU: kernel {fmt_pct(kk['client_cpu_pct'])}, lstack {fmt_pct(lk['client_cpu_pct'])}"
+                     f"   {srv}/{cli} busy: kernel {fmt_pct(kk['cpu_busy_pct'].get(srv))}/{fmt_pct(kk['cpu_busy_pct'].get(cli))},"
+                     f" lstack {fmt_pct(lk['cpu_busy_pct'].get(srv))}/{fmt_pct(lk['cpu_busy_pct'].get(cli))}"
+                     f"   rounds ok: {kk['rounds_ok']}/{lk['rounds_ok']}")
+    lines.append("")
+    lines.append("targets:")
+    for t in result["targets"]:
+        vals = ", ".join(f"{k} {fmt_x(x)}" for k, x in t["values"].items()) or "none"
+        lines.append(f"  [{'met' if t['met'] else 'MISSED'}] {t['target']}: {vals}")
+    busy = [r for r in result["runs"] if (r.get("others_before") or 0) + (r.get("others_after") or 0) > 0]
+    if busy:
+        lines.append("")
+        lines.append(f"note: other benchmark/test/build processes were running during {len(busy)} of "
+                     f"{len(result['runs'])} runs (a noisy machine)")
+    return "\n".join(lines) + "\n"
+
+
+def write_chart(out, scen):
+    """chart.dat + chart.gp: req/s (log scale) and the lstack/kernel ratios."""
+    rows = []
+    for s, v in scen.items():
+        for t, ts in v["tests"].items():
+            rows.append((f"{s}:{t}", ts["kernel"]["rps"], ts["lstack"]["rps"],
+                         ts["ratio"]["rps"], ts["ratio"]["p50"], ts["ratio"]["p99"]))
+    if not rows:
+        return
+
+    def num(x):
+        return "NaN" if x is None else f"{x:.6g}"
+
+    with open(os.path.join(out, "chart.dat"), "w") as f:
+        f.write("# label kernel_rps lstack_rps rps_ratio p50_ratio p99_ratio\n")
+        for r in rows:
+            f.write(f"\"{r[0]}\" " + " ".join(num(x) for x in r[1:]) + "\n")
+    gp = """\
+set terminal pngcairo size 1200,900 font ",10"
+set output "chart.png"
+set termoption noenhanced
+set datafile missing "NaN"
+set multiplot layout 2,1 title "redis-server: kernel vs lstack (median of rounds)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set xtics rotate by -30 scale 0
+set grid ytics
+set key top right
+set title "throughput (req/s, log scale)"
+set logscale y
+set ylabel "req/s"
+plot "chart.dat" using 2:xtic(1) title "kernel" lc rgb "#7f7f7f", \\
+     "" using 3 title "lstack" lc rgb "#1f77b4"
+set title "lstack / kernel, log scale (req/s: higher is better; p50, p99 latency: lower is better)"
+set ylabel "ratio"
+plot "chart.dat" using 4:xtic(1) title "req/s" lc rgb "#2ca02c", \\
+     "" using 5 title "p50" lc rgb "#ff7f0e", \\
+     "" using 6 title "p99" lc rgb "#d62728", \\
+     1 notitle with lines lc rgb "black" dt 2
+unset multiplot
+"""
+    with open(os.path.join(out, "chart.gp"), "w") as f:
+        f.write(gp)
+
+
+def perf_group(dso):
+    d = dso.strip()
+    if d.startswith("[kernel"):
+        return "kernel"
+    if d == "[vdso]":
+        return "vdso (clock_gettime)"
+    if "lwip" in d:
+        return "lwIP"
+    if d.startswith("liblstack_dpdk"):
+        return "lstack (DPDK side)"
+    if d.startswith("liblstack"):
+        return "lstack"
+    if d.startswith("librte_"):
+        return "DPDK"
+    if d.startswith("redis-"):
+        return "redis"
+    if d.startswith("libc.so") or d.startswith("ld-linux"):
+        return "libc"
+    if d.startswith("libjemalloc"):
+        return "allocator"
+    return "other"
+
+
+def cmd_perf(d):
+    """Split the perf samples of the server and the client of one run by
+    object group, from perf-all.txt (--sort cpu,pid,dso) and perf-sym.txt."""
+    pids = {}
+    for who in ("server", "client"):
+        v = (read(os.path.join(d, f"{who}_pid")) or "").strip()
+        if v.isdigit():
+            pids[who] = v
+    rows = []  # (pct, cpu, pid, dso)
+    for line in (read(os.path.join(d, "perf-all.txt")) or "").splitlines():
+        m = re.match(r"^\s*([\d.]+)%\s+(\d+)\s+(\d+):(\S+)\s+(.*)$", line)
+        if m:
+            rows.append((float(m.group(1)), int(m.group(2)), m.group(3), m.group(5)))
+    total = sum(r[0] for r in rows)
+    print(f"all samples: {total:.1f}% listed")
+    for cpu in sorted({r[1] for r in rows}):
+        idle = sum(r[0] for r in rows if r[1] == cpu and r[2] == "0")
+        print(f"  cpu{cpu}: {sum(r[0] for r in rows if r[1] == cpu):.1f}% of samples, idle {idle:.1f}%")
+    for who, pid in pids.items():
+        mine = [r for r in rows if r[2] == pid]
+        t = sum(r[0] for r in mine)
+        if t == 0:
+            continue
+        print(f"\n{who} (pid {pid}): {t:.1f}% of all samples; by group (% of its samples):")
+        groups = {}
+        for r in mine:
+            groups[perf_group(r[3])] = groups.get(perf_group(r[3]), 0) + r[0]
+        for g, v in sorted(groups.items(), key=lambda kv: -kv[1]):
+            print(f"  {g:<22} {100 * v / t:5.1f}%")
+        bycpu = {}
+        for r in mine:
+            bycpu[r[1]] = bycpu.get(r[1], 0) + r[0]
+        print("  on CPUs: " + ", ".join(f"cpu{c} {100 * v / t:.0f}%" for c, v in sorted(bycpu.items())))
+        syms = []
+        for line in (read(os.path.join(d, "perf-sym.txt")) or "").splitlines():
+            m = re.match(rf"^\s*([\d.]+)%\s+{pid}:\S+\s+(.*?)\s+\[[.k]\]\s+(.*)$", line)
+            if m:
+                syms.append((float(m.group(1)), m.group(2).strip(), m.group(3).strip()))
+        print(f"  top symbols (% of its samples):")
+        for pct, dso, sym in sorted(syms, key=lambda x: -x[0])[:25]:
+            print(f"    {100 * pct / t:5.1f}%  {sym}  [{dso}]")
+    return 0
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "perf":
+        return cmd_perf(argv[1])
+    if len(argv) >= 2 and argv[0] == "oneline":
+        cmd_oneline(argv[1])
+        return 0
+    if len(argv) >= 2 and argv[0] == "table":
+        with open(argv[1]) as f:
+            print(table(json.load(f)), end="")
+        return 0
+    if len(argv) >= 2 and argv[0] == "aggregate":
+        out = argv[1]
+        opts = {"--rounds": "0", "--scenarios": "1,2,3,4,5,6", "--server-cpu": "1", "--client-cpu": "0"}
+        rest = argv[2:]
+        while rest:
+            if rest[0] in opts and len(rest) >= 2:
+                opts[rest[0]] = rest[1]
+                rest = rest[2:]
+            else:
+                print(f"bench.py: unknown argument {rest[0]}", file=sys.stderr)
+                return 2
+        scen_list = [int(x) for x in opts["--scenarios"].split(",") if x]
+        return aggregate(out, int(opts["--rounds"]), scen_list,
+                         int(opts["--server-cpu"]), int(opts["--client-cpu"]))
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Split a callgrind profile by shared object: where the instructions go.
+
+    callgrind_split.py CALLGRIND.OUT [--requests N] [--top K] [--calls FN,FN...]
+                       [--maps PROC_PID_MAPS] [--lwip LIBLWIP.SO]
+
+Prints the self cost (instructions, Ir) of each group of objects - redis,
+lstack, lwIP, DPDK, libc, allocator - and of each object, per request when
+--requests is given; then the same with the shared libraries (libc, the
+allocator, ld.so) charged to the group that called them; then the K
+costliest functions, and how often the functions named with --calls were
+called. Stdlib only (and binutils' nm for --maps).
+
+lwIP runs from a private copy in a memfd, which valgrind cannot name: its
+functions show up as bare addresses in object "???". --maps (a copy of
+/proc/PID/maps of the profiled process) gives the copy's load address, so
+those addresses are counted as lwIP and named after the nearest exported
+symbol of --lwip (default: the system's liblwip.so.0; it is stripped, so a
+static function is named after the exported one before it: "tcp_input+").
+Without symbols valgrind makes a "function" of each call target and charges
+it everything executed until the next call, so a name is approximate: the
+function called, and the static helpers it jumps into.
+
+Callgrind's format (the parts used): "ob=", "fl=", "fn=" name the current
+object, file and function, with "(id) name" compression; "cob=", "cfn="
+name a call's target; a "calls=" line is followed by one cost line that is
+the call's inclusive cost (not self cost), and the "cob=" before it holds
+for that call only; every other cost line
+"<position> <Ir>" is self cost of the current function.
+"""
+import re
+import sys
+from collections import defaultdict
+
+
+LIB_GROUPS = ("libc", "allocator", "ld.so")
+# Library functions that call back into the program: their inclusive cost
+# is the program's, not the library's.
+CALLBACK_FNS = ("__libc_start_main", "__libc_start_call_main", "start_thread", "clone",
+                "qsort", "bsearch", "pthread_once", "__pthread_once", "dl_iterate_phdr", "__cxa_finalize", "exit")
+
+
+def calls_back(caller, callee):
+    if caller == "(below main)" or callee is None:
+        return True
+    base = callee.split("@", 1)[0].split("'", 1)[0]
+    return base in CALLBACK_FNS
+
+
+def group_of(obj):
+    base = obj.rsplit("/", 1)[-1]
+    if "lwip" in obj:
+        return "lwIP"
+    if base.startswith("libjemalloc") or base.startswith("libtcmalloc"):
+        return "allocator"
+    if base.startswith("liblstack_dpdk"):
+        return "lstack (DPDK side)"
+    if base.startswith("liblstack"):
+        return "lstack"
+    if base.startswith("librte_") or base.startswith("libdpdk"):
+        return "DPDK"
+    if base.startswith("redis-") or base == "redis-server":
+        return "redis"
+    if base.startswith("libc.so") or base.startswith("libc-"):
+        return "libc"
+    if base.startswith("ld-linux"):
+        return "ld.so"
+    return "other"
+
+
+def parse(path, lwip_range=None):
+    names = {"ob": {}, "fl": {}, "fn": {}}
+    self_cost = defaultdict(int)          # (ob, fn) -> Ir
+    calls = defaultdict(int)              # fn name -> call count
+    lib_by_caller = defaultdict(int)      # caller group -> Ir of its calls into LIB_GROUPS
+    totals = None
+    ob = fl = fn = "?"
+    cob = cfn = None
+    after_calls = False
+    comp = re.compile(r"^\((\d+)\)(?:\s+(.*))?$")
+
+    def resolve(kind, val):
+        m = comp.match(val)
+        if not m:
+            return val
+        idx, name = m.group(1), m.group(2)
+        table = names[kind]
+        if name is not None:
+            table[idx] = name
+            return name
+        return table.get(idx, f"({idx})")
+
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            c = line[0]
+            if c.isdigit() or c in "+-*":
+                parts = line.split()
+                if len(parts) >= 2:
+                    try:
+                        ir = int(parts[1])
+                    except ValueError:
+                        ir = 0
+                    if after_calls:
+                        after_calls = False
+                        callee = cob if cob is not None else ob
+                        cg, g = group_of(fix_ob(callee, cfn, lwip_range)), group_of(fix_ob(ob, fn, lwip_range))
+                        if cg in LIB_GROUPS and g not in LIB_GROUPS and not calls_back(fn, cfn):
+                            lib_by_caller[g] += ir
+                        cob = None  # cob= names the callee of one call only
+                    else:
+                        self_cost[(ob, fn)] += ir
+                continue
+            key, _, val = line.partition("=")
+            if key == "ob":
+                ob = resolve("ob", val)
+            elif key in ("fl", "fi", "fe"):
+                fl = resolve("fl", val)
+            elif key == "fn":
+                fn = resolve("fn", val)
+                cob = None
+            elif key == "cob":
+                cob = resolve("ob", val)
+            elif key in ("cfl", "cfi"):
+                resolve("fl", val)
+            elif key == "cfn":
+                cfn = resolve("fn", val)
+            elif key == "calls":
+                try:
+                    calls[cfn] += int(val.split()[0])
+                except (ValueError, IndexError):
+                    pass
+                after_calls = True
+            elif key in ("totals", "summary"):
+                try:
+                    totals = int(val.split()[0])
+                except (ValueError, IndexError):
+                    pass
+    return self_cost, calls, totals, lib_by_caller
+
+
+MAPS = []  # (lo, hi, path) of the profiled process, from --maps
+
+
+def fix_ob(ob, fn, lwip_range):
+    """Name the object of a bare address valgrind could not place: the lwIP
+    copy (a memfd), or a PLT stub of a known file (from --maps)."""
+    if ob in ("???", "") and fn.startswith("0x"):
+        try:
+            a = int(fn, 16)
+        except ValueError:
+            return ob
+        if lwip_range and lwip_range[0] <= a < lwip_range[1]:
+            return "lwip (memfd copy)"
+        for lo, hi, path in MAPS:
+            if lo <= a < hi:
+                return path
+    return ob
+
+
+def load_maps(maps_path):
+    for line in open(maps_path):
+        parts = line.split()
+        if len(parts) >= 6 and parts[5].startswith("/") and "x" in parts[1]:
+            a, b = (int(x, 16) for x in parts[0].split("-"))
+            MAPS.append((a, b, parts[5]))
+
+
+def lwip_load_range(maps_path):
+    """(lo, hi, base) of the memfd:lstack-lwip mappings in a maps file."""
+    lo = hi = None
+    base = None
+    for line in open(maps_path):
+        if "lstack-lwip" not in line:
+            continue
+        parts = line.split()
+        a, b = (int(x, 16) for x in parts[0].split("-"))
+        off = int(parts[2], 16)
+        lo = a if lo is None else min(lo, a)
+        hi = b if hi is None else max(hi, b)
+        if off == 0:
+            base = a
+    if lo is None:
+        return None
+    return lo, hi, base if base is not None else lo
+
+
+def lwip_symbols(so):
+    """Sorted (address, name): exported functions, and PLT entries (lwIP's
+    own calls go through its PLT, so a call target is often "x@plt": valgrind,
+    with no symbols, names a function after the address it was called at)."""
+    import subprocess
+    out = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True).stdout
+    syms = []
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in "TtWw":
+            syms.append((int(p[0], 16), p[2]))
+    out = subprocess.run(["objdump", "-d", "-j", ".plt", "-j", ".plt.sec", so],
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        m = re.match(r"^([0-9a-f]+) <(.+)@plt>:$", line)
+        if m:
+            syms.append((int(m.group(1), 16), m.group(2)))
+    syms.sort()
+    return syms
+
+
+def name_lwip(addr, rng, syms):
+    import bisect
+    v = addr - rng[2]
+    i = bisect.bisect_right(syms, (v, "\uffff")) - 1
+    if i < 0:
+        return f"lwip@{v:#x}"
+    sa, sn = syms[i]
+    return sn if sa == v else sn + "+"
+
+
+def main(argv):
+    if not argv or argv[0].startswith("-"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    path = argv[0]
+    requests = None
+    top = 25
+    want_calls = []
+    maps = None
+    lwip_so = "/usr/lib/x86_64-linux-gnu/liblwip.so.0"
+    i = 1
+    while i < len(argv):
+        if argv[i] == "--requests":
+            requests = int(argv[i + 1]); i += 2
+        elif argv[i] == "--top":
+            top = int(argv[i + 1]); i += 2
+        elif argv[i] == "--calls":
+            want_calls = [x for x in argv[i + 1].split(",") if x]; i += 2
+        elif argv[i] == "--maps":
+            maps = argv[i + 1]; i += 2
+        elif argv[i] == "--lwip":
+            lwip_so = argv[i + 1]; i += 2
+        else:
+            print(f"unknown argument {argv[i]}", file=sys.stderr)
+            return 2
+    rng = lwip_load_range(maps) if maps else None
+    if maps:
+        load_maps(maps)
+    self_cost, calls, totals, lib_by_caller = parse(path, rng)
+    if rng:
+        syms = lwip_symbols(lwip_so)
+        fixed = defaultdict(int)
+        for (ob, fn), v in self_cost.items():
+            nob = fix_ob(ob, fn, rng)
+            if nob != ob and group_of(nob) == "lwIP":
+                fixed[(nob, name_lwip(int(fn, 16), rng, syms))] += v
+            elif nob != ob:
+                fixed[(nob, fn)] += v
+            else:
+                fixed[(ob, fn)] += v
+        self_cost = fixed
+    total = sum(self_cost.values())
+    per = (lambda x: f"{x / requests:10.0f}") if requests else (lambda x: "")
+    unit = " Ir/request" if requests else ""
+    print(f"total {total:,} Ir{' (file says ' + format(totals, ',') + ')' if totals and totals != total else ''}"
+          + (f", {requests:,} requests: {total / requests:,.0f} Ir/request" if requests else ""))
+    groups = defaultdict(int)
+    objs = defaultdict(int)
+    for (ob, fn), v in self_cost.items():
+        groups[group_of(ob)] += v
+        objs[ob] += v
+    if "other" in groups and not rng:
+        print("(no --maps: lwIP's memfd copy is counted in 'other', object '???')")
+    print(f"\nby group{unit}:")
+    for g, v in sorted(groups.items(), key=lambda kv: -kv[1]):
+        print(f"  {g:<22} {100.0 * v / total:6.1f}% {per(v)}")
+    print(f"\nby group, shared libraries charged to their caller{unit}:")
+    charged = {g: v for g, v in groups.items() if g not in LIB_GROUPS}
+    for g, v in lib_by_caller.items():
+        charged[g] = charged.get(g, 0) + v
+    rest = total - sum(charged.values())
+    for g, v in sorted(charged.items(), key=lambda kv: -kv[1]):
+        print(f"  {g:<22} {100.0 * v / total:6.1f}% {per(v)}")
+    print(f"  {'(libraries, unattributed)':<22} {100.0 * rest / total:6.1f}% {per(rest)}")
+    print(f"\nby object{unit}:")
+    for o, v in sorted(objs.items(), key=lambda kv: -kv[1]):
+        if v * 1000 < total:
+            continue
+        print(f"  {o:<60} {100.0 * v / total:6.1f}% {per(v)}")
+    print(f"\ntop {top} functions (self){unit}:")
+    for (ob, fn), v in sorted(self_cost.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {100.0 * v / total:6.1f}% {per(v)}  {fn}  [{ob.rsplit('/', 1)[-1]}]")
+    if want_calls:
+        print("\ncalls" + (" (per request)" if requests else "") + ":")
+        for name in want_calls:
+            n = sum(v for k, v in calls.items() if k == name or (k and k.endswith("'" + name)))
+            print(f"  {name:<32} {n:>12,}" + (f" {n / requests:10.2f}" if requests else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

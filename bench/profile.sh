@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# profile.sh - where the instructions of an lstack redis-server go, per request.
+#
+#   bench/profile.sh [--build DIR] [--out DIR] [-n N] [--] [REDIS-BENCHMARK ARGS...]
+#
+# Brings up its own namespace pair (bed "lstkprof"), starts redis-server
+# under lstack inside valgrind --tool=callgrind (server on CPU 1, the stack's
+# lcore 1), waits for it, zeroes the counters, runs
+#   redis-benchmark -n N ARGS      (default: -c 50 -t set,get -d 3, N 20000)
+# from the client namespace (CPU 0), dumps the counters and splits them by
+# shared object with bench/callgrind_split.py: redis, lstack, lwIP, DPDK,
+# libc, the allocator; per request. Everything is removed on exit; the
+# callgrind file, a copy of /proc/PID/maps and the split stay in --out
+# (default bench/results/profile-<UTC timestamp>/).
+#
+# Valgrind runs the server ~50x slower, so the client is never the
+# bottleneck and a poll round usually finds work: the counts are the cost of
+# the work itself (idle poll rounds included only as far as they happen).
+# DPDK runs with --no-huge under valgrind (it cannot map hugepages there);
+# the instruction counts do not depend on the page size.
+# shellcheck source-path=SCRIPTDIR/..
+set -u
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD:-build}"
+OUT=""
+NREQ=20000
+SERVER_CPU=1
+CLIENT_CPU=0
+while (($# > 0)); do
+    case "$1" in
+    --build) BUILD_DIR="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    -n) NREQ="$2"; shift 2 ;;
+    -h | --help) sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --) shift; break ;;
+    *) break ;;
+    esac
+done
+ARGS=("$@")
+# shellcheck disable=SC2054 # "set,get" is one argument
+((${#ARGS[@]} > 0)) || ARGS=(-c 50 -t set,get -d 3)
+
+[[ $(id -u) -eq 0 ]] || { echo "profile.sh: must run as root" >&2; exit 1; }
+for t in valgrind callgrind_control redis-server redis-benchmark redis-cli taskset nm objdump python3; do
+    command -v "$t" >/dev/null 2>&1 || { echo "profile.sh: '$t' not found" >&2; exit 1; }
+done
+[[ "$BUILD_DIR" == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
+LIB="$BUILD_DIR/lstack/liblstack.so"
+[[ -f "$LIB" ]] || { echo "profile.sh: $LIB not built" >&2; exit 1; }
+[[ -n "$OUT" ]] || OUT="$ROOT/bench/results/profile-$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
+
+export LSTACK_TB="${LSTACK_TB:-lstkprof}" TB_CPU="$SERVER_CPU"
+# shellcheck source=tests/system/testbed.sh
+source "$ROOT/tests/system/testbed.sh"
+
+SRV_PID=""
+# shellcheck disable=SC2317 # called from the cleanup trap
+prof_cleanup() {
+    if [[ -n "$SRV_PID" ]] && kill -0 "$SRV_PID" 2>/dev/null; then
+        kill -TERM "$SRV_PID" 2>/dev/null
+        local i
+        for ((i = 0; i < 300; i++)); do
+            kill -0 "$SRV_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$SRV_PID" 2>/dev/null || true
+    fi
+    [[ -z "$SRV_PID" ]] || wait "$SRV_PID" 2>/dev/null || true
+    return 0
+}
+tb_on_cleanup prof_cleanup
+tb_trap_cleanup
+tb_up >"$OUT/tb_up.log" 2>&1 || { cat "$OUT/tb_up.log"; exit 1; }
+ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
+
+CONF="$OUT/lstack.conf"
+tb_write_conf "$CONF" 'init_fail = "exit";' 'tcp_conn_count = 1200;' 'mbuf_count_per_conn = 64;' \
+    "dpdk_args = [ \"--no-huge\", \"-m\", \"700\", \"--no-pci\", \"--file-prefix\", \"${LSTACK_TB}x\", \"-l\", \"$SERVER_CPU\", \"--vdev=net_af_packet0,iface=$TB_IF_SRV\" ];"
+
+CG="$OUT/callgrind.out"
+(
+    ulimit -n 10240
+    exec taskset -c "$SERVER_CPU" ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$LIB" \
+        GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH="$CONF" \
+        valgrind --tool=callgrind --callgrind-out-file="$CG" \
+        "$(command -v redis-server)" --port 6379 --bind 0.0.0.0 --protected-mode no --save '' \
+        --appendonly no --maxclients 4000 --tcp-backlog 1024 --daemonize no --dir "$OUT"
+) >"$OUT/server.log" 2>&1 &
+SRV_PID=$!
+
+ready=0
+for ((i = 0; i < 600; i++)); do
+    [[ "$(ip netns exec "$TB_NS_CLI" timeout 2 redis-cli -h "$TB_IP_STACK" ping 2>/dev/null)" == PONG ]] && { ready=1; break; }
+    kill -0 "$SRV_PID" 2>/dev/null || break
+    sleep 0.2
+done
+((ready)) || { echo "profile.sh: redis under valgrind did not come up:"; tail -n 20 "$OUT/server.log"; exit 1; }
+cp "/proc/$SRV_PID/maps" "$OUT/maps"
+
+callgrind_control -z "$SRV_PID" >/dev/null
+ip netns exec "$TB_NS_CLI" taskset -c "$CLIENT_CPU" redis-benchmark -h "$TB_IP_STACK" -p 6379 --csv \
+    -n "$NREQ" "${ARGS[@]}" | tee "$OUT/bench.csv"
+callgrind_control -d "$SRV_PID" >/dev/null
+sleep 1
+echo "redis-benchmark -n $NREQ ${ARGS[*]}" >"$OUT/command.txt"
+
+# shellcheck disable=SC2012 # our own file names
+dump=$(ls -t "$CG".* 2>/dev/null | head -n 1)
+[[ -n "$dump" ]] || { echo "profile.sh: no callgrind dump" >&2; exit 1; }
+# requests = N per test run
+tests=$(($(grep -c '^"' "$OUT/bench.csv") - 1))
+python3 "$ROOT/bench/callgrind_split.py" "$dump" --requests $((NREQ * tests)) --maps "$OUT/maps" --top 40 \
+    --calls stack_poll,ev_wait,epoll_wait,sendto,malloc,free,rt_lock,pbuf_alloc,tcp_write,tcp_output | tee "$OUT/split.txt"
+echo "profile: $OUT"

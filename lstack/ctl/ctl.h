@@ -1,0 +1,61 @@
+/*
+ * ctl.h - the control socket of a process that runs lstack: what stackctl
+ * talks to (protocol: ctl_proto.h; socket name: ctl_path.h; user guide:
+ * docs/stackctl.md).
+ *
+ * One thread ("lstack-ctl") accepts on a unix stream socket (mode 0600,
+ * peers checked with SO_PEERCRED: same uid or root) and serves one request
+ * per connection, one connection at a time. It touches a stack only under
+ * the host's lock, and for a bounded piece of work per hold (at most
+ * CTL_PAGE connections), so a dump of 20,000 connections never stalls the
+ * data path for more than a few milliseconds at a time.
+ *
+ * Two hosts: the preload (ctl_rt.c, started at the end of rt_ensure,
+ * stopped in rt_shutdown) and lstackd. Every socket call of the server goes
+ * through the libc table (posix/libc.h): inside liblstack.so the plain names
+ * are lstack's own interposed exports.
+ *
+ * fork: the thread does not exist in a child; a child never removes the
+ * parent's socket and closes its copies of the server's fds (pthread_atfork).
+ *
+ * Rejected: serving requests from the polling thread (stackctl would wait
+ * for the application's next epoll_wait, and a big dump would stall traffic
+ * for its whole length), and DPDK's telemetry socket (see docs/stackctl.md).
+ */
+#ifndef LSTACK_CTL_H
+#define LSTACK_CTL_H
+
+#include <stddef.h>
+
+struct stack;
+struct lstack_conf;
+
+/* Connections read per lock hold. */
+#define CTL_PAGE 256
+
+/* What the server needs from its host. All three are called from the
+ * control thread. */
+struct ctl_host {
+    void (*lock)(void);          /* serialises every use of the stacks */
+    void (*unlock)(void);
+    struct stack *(*stack)(int index); /* under lock: stack index, NULL past the last */
+};
+
+/* Create the socket for this process (run dir and conf->unix_prefix, see
+ * ctl_path.h) and start the control thread. conf and conf_path are read
+ * during the call only (the effective config is kept as text for `show
+ * config`). host must stay valid until ctl_stop. Returns 0, or -1 with a
+ * reason in err (the process then simply has no control socket). Once per
+ * process. */
+int ctl_start(const struct ctl_host *host, const struct lstack_conf *conf, const char *conf_path, char *err,
+              size_t errlen);
+
+/* Stop the thread (a request in progress finishes first), close and
+ * remove the socket. Idempotent; a no-op when not started and in a child
+ * forked after ctl_start. */
+void ctl_stop(void);
+
+/* The socket path while serving, else NULL. */
+const char *ctl_socket_path(void);
+
+#endif

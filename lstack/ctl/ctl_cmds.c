@@ -1,0 +1,287 @@
+/*
+ * ctl_cmds.c - the commands that read the stacks: connections, stats, nic.
+ * System side (no lwIP, no DPDK header): the pcb walk is ctl_conns.c, the
+ * counters come from stack_get_stats, the port description from the nic's
+ * describe op (through stack_describe_nic).
+ *
+ * Lock discipline: take the host lock, copy plain numbers out, release,
+ * then format and send. connections holds the lock for one page (at most
+ * CTL_PAGE pcbs) at a time and reports the longest hold in its end record
+ * (lock_max_us), so a test can check the promise.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl/app_counters.h"
+#include "ctl/ctl_conns.h"
+#include "ctl/ctl_priv.h"
+#include "stack/stack.h"
+
+/* ---- connections ---- */
+
+static void put_addr(struct ctl_buf *b, const char *key, uint32_t addr, uint16_t port)
+{
+    char ip[INET_ADDRSTRLEN], s[INET_ADDRSTRLEN + 8];
+    inet_ntop(AF_INET, &addr, ip, sizeof(ip));
+    snprintf(s, sizeof(s), "%s:%u", ip, ntohs(port));
+    ctl_rec_str(b, key, s);
+}
+
+static void put_conn(struct ctl_buf *b, int stack, const struct ctl_conn *c)
+{
+    ctl_rec_begin(b, c->listener ? "listen" : "conn");
+    ctl_rec_i64(b, "stack", stack);
+    ctl_rec_i64(b, "fd", c->fd);
+    put_addr(b, "local", c->laddr, c->lport);
+    if (c->listener) {
+        ctl_rec_str(b, "state", ctl_tcp_state_name(c->state));
+        ctl_rec_i64(b, "backlog", c->backlog);
+        ctl_rec_u64(b, "accept_q", c->accept_q);
+        ctl_rec_end(b);
+        return;
+    }
+    put_addr(b, "remote", c->raddr, c->rport);
+    ctl_rec_str(b, "state", ctl_tcp_state_name(c->state));
+    ctl_rec_u64(b, "recv_q", c->recv_q);
+    ctl_rec_u64(b, "unsent", c->unsent);
+    ctl_rec_u64(b, "unacked", c->unacked);
+    ctl_rec_u64(b, "cwnd", c->cwnd);
+    ctl_rec_u64(b, "ssthresh", c->ssthresh);
+    ctl_rec_u64(b, "snd_wnd", c->snd_wnd);
+    ctl_rec_u64(b, "rcv_wnd", c->rcv_wnd);
+    ctl_rec_u64(b, "snd_buf", c->snd_buf);
+    ctl_rec_u64(b, "snd_queuelen", c->snd_queuelen);
+    ctl_rec_u64(b, "mss", c->mss);
+    ctl_rec_u64(b, "rtt_ms", c->rtt_ms);
+    ctl_rec_u64(b, "rttvar_ms", c->rttvar_ms);
+    ctl_rec_u64(b, "rto_ms", c->rto_ms);
+    ctl_rec_u64(b, "rexmit", c->rexmit);
+    ctl_rec_end(b);
+}
+
+/* Read the filter arguments. Returns 0, or -1 after an error record. */
+static int read_filter(struct ctl_out *o, const struct ctl_obj *req, struct ctl_conn_filter *f)
+{
+    f->state = -1;
+    f->port = -1;
+    const char *state = ctl_obj_str(req, "state");
+    if (state != NULL && (f->state = ctl_tcp_state_parse(state)) < 0) {
+        ctl_out_error(o, "unknown TCP state '%s'", state);
+        return -1;
+    }
+    int64_t port;
+    if (ctl_obj_get(req, "port") != NULL) {
+        if (!ctl_obj_i64(req, "port", &port) || port < 0 || port > 65535) {
+            ctl_out_error(o, "port must be 0..65535");
+            return -1;
+        }
+        f->port = (int)port;
+    }
+    return 0;
+}
+
+struct dump {
+    struct ctl_conn_filter f;
+    struct ctl_conn *page;
+    uint64_t conns, listeners, pages, lock_max_us;
+    bool missing;             /* the lwIP copy lacks the pcb lists */
+};
+
+/* Send every connection of stack si, a page per lock hold. false if there
+ * is no stack si. */
+static bool dump_stack(struct ctl_out *o, int si, struct dump *d)
+{
+    const struct ctl_host *h = ctl_srv.host;
+    struct ctl_cursor cur = {0};
+    while (!cur.done && !o->failed) {
+        h->lock();
+        uint64_t t0 = ctl_now_us();
+        struct stack *s = h->stack(si);
+        int n = s != NULL ? ctl_conns_page(s, &d->f, &cur, d->page, CTL_PAGE) : 0;
+        uint64_t held = ctl_now_us() - t0;
+        h->unlock();
+        if (s == NULL)
+            return false;
+        d->pages++;
+        d->lock_max_us = held > d->lock_max_us ? held : d->lock_max_us;
+        d->missing = d->missing || n < 0;
+        for (int i = 0; i < n; i++) {
+            put_conn(&o->buf, si, &d->page[i]);
+            if (d->page[i].listener)
+                d->listeners++;
+            else
+                d->conns++;
+        }
+        ctl_out_flush(o);
+    }
+    return true;
+}
+
+void ctl_cmd_connections(struct ctl_out *o, const struct ctl_obj *req)
+{
+    struct dump d;
+    memset(&d, 0, sizeof(d));
+    if (read_filter(o, req, &d.f) != 0)
+        return;
+    d.page = malloc(sizeof(*d.page) * CTL_PAGE);
+    if (d.page == NULL) {
+        ctl_out_error(o, "out of memory");
+        return;
+    }
+    for (int si = 0; !o->failed && dump_stack(o, si, &d); si++)
+        ;
+    free(d.page);
+    if (d.missing) {
+        ctl_out_error(o, "this lwIP build does not export its pcb lists (tcp_active_pcbs...)");
+        return;
+    }
+    ctl_rec_begin(&o->buf, "end");
+    ctl_rec_u64(&o->buf, "connections", d.conns);
+    ctl_rec_u64(&o->buf, "listeners", d.listeners);
+    ctl_rec_u64(&o->buf, "pages", d.pages);
+    ctl_rec_u64(&o->buf, "page_size", CTL_PAGE);
+    ctl_rec_u64(&o->buf, "lock_max_us", d.lock_max_us);
+    ctl_rec_end(&o->buf);
+}
+
+/* ---- stats ---- */
+
+static void put_stats(struct ctl_buf *b, const char *type, int stack, const struct stack_stats *x)
+{
+    const struct stack_stats *st = x;
+    ctl_rec_begin(b, type);
+    if (stack >= 0)
+        ctl_rec_i64(b, "stack", stack);
+    ctl_rec_u64(b, "rx_packets", st->nic.rx_packets);
+    ctl_rec_u64(b, "rx_bytes", st->nic.rx_bytes);
+    ctl_rec_u64(b, "tx_packets", st->nic.tx_packets);
+    ctl_rec_u64(b, "tx_bytes", st->nic.tx_bytes);
+    for (int v = FRAME_PASS + 1; v < FRAME_VERDICT_COUNT; v++) {
+        char k[48];
+        snprintf(k, sizeof(k), "drop_%s", frame_verdict_name((enum frame_verdict)v));
+        ctl_rec_u64(b, k, st->drop[v]);
+    }
+    ctl_rec_u64(b, "drop_lwip", st->lwip_input_err);
+    ctl_rec_u64(b, "drop_rx_multiseg", st->nic.drop_rx_multiseg);
+    ctl_rec_u64(b, "drop_tx_nombuf", st->nic.drop_tx_nombuf);
+    ctl_rec_u64(b, "drop_tx_full", st->nic.drop_tx_full);
+    ctl_rec_u64(b, "drop_tx_toolong", st->nic.drop_tx_toolong);
+    ctl_rec_u64(b, "port_imissed", st->nic.port_imissed);
+    ctl_rec_u64(b, "port_rx_nombuf", st->nic.port_rx_nombuf);
+    ctl_rec_u64(b, "mbuf_total", st->nic.mbuf_total);
+    ctl_rec_u64(b, "mbuf_free", st->nic.mbuf_free);
+    ctl_rec_u64(b, "mbuf_in_use", st->nic.mbuf_total - st->nic.mbuf_free);
+    ctl_rec_u64(b, "sockets", st->sockets);
+    ctl_rec_u64(b, "conn_opened", st->conn_opened);
+    ctl_rec_u64(b, "conn_accepted", st->conn_accepted);
+    ctl_rec_u64(b, "conn_refused", st->conn_refused);
+    ctl_rec_u64(b, "conn_reset", st->conn_reset);
+    ctl_rec_u64(b, "conn_aborted", st->conn_aborted);
+    ctl_rec_u64(b, "polls", st->polls);
+    ctl_rec_u64(b, "busy_polls", st->busy_polls);
+    ctl_rec_end(b);
+}
+
+/* total += x, field by field (every field is a counter or a gauge that adds). */
+static void add_sample(struct stack_stats *total, const struct stack_stats *x)
+{
+    const struct nic_stats *a = &x->nic;
+    struct nic_stats *t = &total->nic;
+    t->rx_packets += a->rx_packets;
+    t->rx_bytes += a->rx_bytes;
+    t->tx_packets += a->tx_packets;
+    t->tx_bytes += a->tx_bytes;
+    t->drop_rx_multiseg += a->drop_rx_multiseg;
+    t->drop_tx_nombuf += a->drop_tx_nombuf;
+    t->drop_tx_full += a->drop_tx_full;
+    t->drop_tx_toolong += a->drop_tx_toolong;
+    t->port_imissed += a->port_imissed;
+    t->port_rx_nombuf += a->port_rx_nombuf;
+    t->mbuf_free += a->mbuf_free;
+    t->mbuf_total += a->mbuf_total;
+    for (int v = 0; v < FRAME_VERDICT_COUNT; v++)
+        total->drop[v] += x->drop[v];
+    total->lwip_input_err += x->lwip_input_err;
+    total->polls += x->polls;
+    total->busy_polls += x->busy_polls;
+    total->conn_opened += x->conn_opened;
+    total->conn_accepted += x->conn_accepted;
+    total->conn_refused += x->conn_refused;
+    total->conn_reset += x->conn_reset;
+    total->conn_aborted += x->conn_aborted;
+    total->sockets += x->sockets;
+}
+
+void ctl_cmd_stats(struct ctl_out *o, const struct ctl_obj *req)
+{
+    (void)req;
+    struct stack_stats total;
+    memset(&total, 0, sizeof(total));
+    ctl_rec_begin(&o->buf, "time");
+    ctl_rec_u64(&o->buf, "t_us", ctl_now_us());
+    ctl_rec_end(&o->buf);
+    for (int si = 0;; si++) {
+        struct stack_stats x;
+        ctl_srv.host->lock();
+        struct stack *s = ctl_srv.host->stack(si);
+        if (s != NULL)
+            stack_get_stats(s, &x);
+        ctl_srv.host->unlock();
+        if (s == NULL)
+            break;
+        put_stats(&o->buf, "stack", si, &x);
+        add_sample(&total, &x);
+    }
+    put_stats(&o->buf, "total", -1, &total);
+    struct app_counters a = app_cnt; /* racy copy: statistics */
+    ctl_rec_begin(&o->buf, "app");
+    ctl_rec_u64(&o->buf, "reads", a.reads);
+    ctl_rec_u64(&o->buf, "writes", a.writes);
+    ctl_rec_u64(&o->buf, "epoll_waits", a.epoll_waits);
+    ctl_rec_u64(&o->buf, "wakeups", a.wakeups);
+    ctl_rec_u64(&o->buf, "kernel_calls", a.kernel_calls);
+    ctl_rec_end(&o->buf);
+    ctl_rec_begin(&o->buf, "end");
+    ctl_rec_end(&o->buf);
+}
+
+/* ---- nic ---- */
+
+struct nic_ctx {
+    struct ctl_buf *b;
+    int stack;
+};
+
+static void put_item(void *arg, const struct nic_item *it)
+{
+    struct nic_ctx *c = arg;
+    ctl_rec_begin(c->b, "nic");
+    ctl_rec_i64(c->b, "stack", c->stack);
+    ctl_rec_str(c->b, "group", it->group);
+    ctl_rec_str(c->b, "name", it->name);
+    if (it->text != NULL)
+        ctl_rec_str(c->b, "value", it->text);
+    else
+        ctl_rec_u64(c->b, "value", it->num);
+    ctl_rec_end(c->b);
+}
+
+void ctl_cmd_nic(struct ctl_out *o, const struct ctl_obj *req)
+{
+    (void)req;
+    for (int si = 0;; si++) {
+        struct nic_ctx c = {.b = &o->buf, .stack = si};
+        ctl_srv.host->lock();
+        struct stack *s = ctl_srv.host->stack(si);
+        if (s != NULL)
+            stack_describe_nic(s, put_item, &c);
+        ctl_srv.host->unlock();
+        if (s == NULL)
+            break;
+        ctl_out_flush(o);
+    }
+    ctl_rec_begin(&o->buf, "end");
+    ctl_rec_end(&o->buf);
+}

@@ -1,0 +1,79 @@
+/*
+ * ctl_conns.h - the TCP connections of a stack, read page by page from its
+ * private lwIP copy for `stackctl show connections`. No lwIP or DPDK type
+ * crosses this header: the walk is in ctl_conns.c (lwIP side), the
+ * formatting in ctl_cmds.c.
+ *
+ * Order and paging: listeners (lwIP's tcp_listen_pcbs), then active
+ * connections (tcp_active_pcbs), then TIME_WAIT (tcp_tw_pcbs); inside each
+ * list by (local address, local port, remote address, remote port). A page
+ * is the next `max` connections after the cursor in that order, found by
+ * one walk of the lists under the stack lock. Between pages the lock is
+ * released and the lists may change: a connection that exists for the whole
+ * dump is reported exactly once; one that comes or goes meanwhile may or
+ * may not be.
+ *
+ * Rejected: a cursor as a position in the list (lwIP inserts at the head
+ * and removes anywhere: connections would be skipped or repeated), a
+ * snapshot of every pcb under one lock hold (20,000 copies stall the data
+ * path for tens of ms), and walking the fd table (misses TIME_WAIT,
+ * closed-but-not-finished and unaccepted connections, and lstackd has none).
+ */
+#ifndef LSTACK_CTL_CONNS_H
+#define LSTACK_CTL_CONNS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct stack;
+
+/* One pcb. Addresses and ports in network byte order. */
+struct ctl_conn {
+    bool listener;
+    int state;              /* lwIP's enum tcp_state (see ctl_tcp_state_name) */
+    int fd;                 /* the application's fd, -1 if none (not accepted yet, closed) */
+    uint32_t laddr, raddr;
+    uint16_t lport, rport;
+    /* listener */
+    int backlog;            /* as given to listen() */
+    uint32_t accept_q;      /* established, not accepted yet */
+    /* connection */
+    uint64_t recv_q;        /* bytes received, not read by the application */
+    uint32_t unsent;        /* bytes queued, not sent yet */
+    uint32_t unacked;       /* bytes sent, not acknowledged yet */
+    uint32_t snd_buf;       /* free send buffer, bytes */
+    uint32_t snd_queuelen;  /* pbufs in the send queue */
+    uint32_t cwnd, ssthresh, snd_wnd, rcv_wnd; /* bytes */
+    uint32_t mss;
+    uint32_t rtt_ms, rttvar_ms, rto_ms; /* lwIP measures in 500 ms ticks */
+    uint32_t rexmit;        /* retransmissions of the oldest unacked segment */
+};
+
+/* Which connections a page holds. state -1: any; port -1: any (else a port
+ * in host order, local or remote). */
+struct ctl_conn_filter {
+    int state;
+    int port;
+};
+
+/* Where the dump stands; zero-initialise before the first page. */
+struct ctl_cursor {
+    bool started;
+    bool done;              /* the last page has been taken */
+    uint64_t hi, lo;        /* key of the last connection reported */
+};
+
+/* Under the stack lock: fill out[0..max) with the next connections of s
+ * that pass f after cur, in the order above; advance cur. Returns how many
+ * (fewer than max: the dump is complete, cur->done is set). -1 if the
+ * stack's lwIP copy lacks the pcb lists (then cur->done is set too). */
+int ctl_conns_page(struct stack *s, const struct ctl_conn_filter *f, struct ctl_cursor *cur,
+                   struct ctl_conn *out, int max);
+
+/* "ESTABLISHED", "TIME_WAIT", ... for lwIP's state number; "?" otherwise. */
+const char *ctl_tcp_state_name(int state);
+
+/* The state number of a name (case-insensitive, '-' and '_' alike), or -1. */
+int ctl_tcp_state_parse(const char *name);
+
+#endif

@@ -1,0 +1,435 @@
+#!/usr/bin/env bash
+# bench.sh - redis-server on the kernel vs the same redis-server under lstack.
+#
+# One run on the test bed's namespace pair (tests/system/testbed.sh): for each
+# round and scenario, the same /usr/bin/redis-server is started twice, once on
+# the kernel (198.18.0.3, server namespace) and once under lstack (LD_PRELOAD,
+# 198.18.0.2 through DPDK's af_packet on the same veth), with identical flags,
+# pinned to the same CPU; the same redis-benchmark --csv command runs from the
+# client namespace, pinned to another CPU. The order alternates each round
+# (kernel first in odd rounds, lstack first in even ones) so that a slow drift
+# of the machine does not favour one side.
+#
+#   scripts/bench.sh [--rounds N] [-n N] [--scenarios 1,3] [--short]
+#                    [--out DIR] [--build DIR] [--server-cpu N] [--client-cpu N]
+#                    [--perf]
+#
+# Scenarios (redis-benchmark arguments; -n per scenario unless -n is given):
+#   1  -c 50 -P 1 -t set,get -d 3
+#   2  -c 1000 -r 1000000 -t set,get -d 3
+#   3  -c 50 -P 16 -t set,get
+#   4  -c 50 -t set,get -d 1024
+#   5  -c 1 -t ping                      (PING_INLINE and PING_MBULK)
+#   6  -c 10 -t set,get -d 65536
+#
+# Output (default bench/results/<UTC timestamp>/): results.json, results.csv,
+# summary.txt (the table, also printed), chart.png (gnuplot), commands.txt,
+# versions.txt, lstack.conf, and raw/<scenario>-r<round>-<kind>/ with each
+# run's redis-benchmark output and /proc snapshots. --perf adds a system-wide
+# perf (cpu-clock, 2 kHz) profile of every run: raw/.../perf.data,
+# perf-all.txt (by CPU, process, object), perf-sym.txt (by process, object,
+# symbol) and perf-split.txt (the server and the client by object group).
+#
+# --short: one round, small -n, every scenario: checks that the command works
+# (scripts/test.sh runs it as root); its numbers mean little.
+#
+# Exit status: 0 when every run completed and its output parsed; 1 otherwise;
+# 2 on a usage error. Targets (docs/performance.md) are reported, not enforced.
+#
+# Needs root (namespaces, hugepages), a built tree (BUILD or --build, default
+# build/), redis-server, redis-benchmark, redis-cli, taskset, python3; gnuplot
+# for the chart (without it the chart is skipped with a message).
+# shellcheck source-path=SCRIPTDIR/..
+set -u
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+usage() {
+    sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+}
+
+ROUNDS=""
+NREQ=""
+SCENARIOS="1,2,3,4,5,6"
+SHORT=0
+OUT=""
+BUILD_DIR="${BUILD:-build}"
+SERVER_CPU=1
+CLIENT_CPU=0
+PERF=0
+
+while (($# > 0)); do
+    case "$1" in
+    --rounds) ROUNDS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    -n) NREQ="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --scenarios) SCENARIOS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --short) SHORT=1; shift ;;
+    --out) OUT="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --build) BUILD_DIR="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --server-cpu) SERVER_CPU="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --client-cpu) CLIENT_CPU="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --perf) PERF=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "bench.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+done
+
+die_usage() { echo "bench.sh: $*" >&2; exit 2; }
+[[ -z "$ROUNDS" || "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die_usage "--rounds wants a positive integer, not '$ROUNDS'"
+[[ -z "$NREQ" || "$NREQ" =~ ^[1-9][0-9]*$ ]] || die_usage "-n wants a positive integer, not '$NREQ'"
+[[ "$SCENARIOS" =~ ^[1-6](,[1-6])*$ ]] || die_usage "--scenarios wants a list of 1..6 like 1,3, not '$SCENARIOS'"
+[[ "$SERVER_CPU" =~ ^[0-9]+$ && "$CLIENT_CPU" =~ ^[0-9]+$ ]] || die_usage "CPU ids are integers"
+[[ "$SERVER_CPU" != "$CLIENT_CPU" ]] || die_usage "server and client need different CPUs"
+if [[ -z "$ROUNDS" ]]; then
+    if ((SHORT)); then ROUNDS=1; else ROUNDS=3; fi
+fi
+# Bound on one redis-benchmark run (a stuck run fails instead of hanging).
+CLIENT_TIMEOUT=900
+((SHORT)) && CLIENT_TIMEOUT=120
+
+# ---------------------------------------------------------------------------
+# scenarios: arguments and default request counts (full / --short). The full
+# counts make each test last a few seconds on the kernel on a small VM.
+
+declare -A S_ARGS=() S_N=() S_NSHORT=()
+S_ARGS[1]="-c 50 -P 1 -t set,get -d 3"; S_N[1]=200000; S_NSHORT[1]=10000
+S_ARGS[2]="-c 1000 -r 1000000 -t set,get -d 3"; S_N[2]=200000; S_NSHORT[2]=10000
+S_ARGS[3]="-c 50 -P 16 -t set,get"; S_N[3]=1000000; S_NSHORT[3]=50000
+S_ARGS[4]="-c 50 -t set,get -d 1024"; S_N[4]=200000; S_NSHORT[4]=10000
+S_ARGS[5]="-c 1 -t ping"; S_N[5]=50000; S_NSHORT[5]=2000
+S_ARGS[6]="-c 10 -t set,get -d 65536"; S_N[6]=40000; S_NSHORT[6]=1000
+
+IFS=, read -r -a SCEN_LIST <<<"$SCENARIOS"
+
+# ---------------------------------------------------------------------------
+# prerequisites
+
+if [[ $(id -u) -ne 0 ]]; then
+    echo "bench.sh: must run as root (network namespaces, hugepages)" >&2
+    exit 1
+fi
+for t in ip ethtool sysctl timeout taskset redis-server redis-cli redis-benchmark python3; do
+    command -v "$t" >/dev/null 2>&1 || { echo "bench.sh: '$t' not found (scripts/install-deps.sh)" >&2; exit 1; }
+done
+if ((PERF)); then
+    command -v perf >/dev/null 2>&1 || { echo "bench.sh: --perf needs perf (Debian: linux-perf)" >&2; exit 1; }
+fi
+NCPU=$(nproc --all)
+((SERVER_CPU < NCPU && CLIENT_CPU < NCPU)) || { echo "bench.sh: this machine has CPUs 0..$((NCPU - 1))" >&2; exit 1; }
+
+[[ "$BUILD_DIR" == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
+LIB="${LSTACK_PRELOAD:-$BUILD_DIR/lstack/liblstack.so}"
+[[ -f "$LIB" ]] || { echo "bench.sh: preload library not built: $LIB (meson setup build && ninja -C build)" >&2; exit 1; }
+# The path, not its target: Debian's redis-server is a symlink to
+# redis-check-rdb, which picks its role from argv[0].
+REDIS_SERVER="$(command -v redis-server)"
+
+if [[ -z "$OUT" ]]; then
+    OUT="$ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ)"
+fi
+mkdir -p "$OUT/raw" || { echo "bench.sh: cannot create $OUT" >&2; exit 1; }
+OUT="$(cd "$OUT" && pwd)"
+
+# ---------------------------------------------------------------------------
+# the test bed: own namespace pair, the stack on SERVER_CPU
+
+export LSTACK_TB="${LSTACK_TB:-lstkbench}"
+export TB_CPU="$SERVER_CPU"
+export TB_HUGEPAGES="${TB_HUGEPAGES:-512}"
+# shellcheck source=tests/system/testbed.sh
+source "$ROOT/tests/system/testbed.sh"
+
+PORT_KERNEL=6380
+PORT_LSTACK=6379
+SRV_PID=""
+CLI_PID=""
+PERF_PID=""
+WORK="$(mktemp -d "/tmp/lstack-bench-${LSTACK_TB}.XXXXXX")"
+
+log() { echo "bench: $*"; }
+
+# Wait until PID is gone (or a zombie), at most $2 seconds.
+wait_gone() {
+    local pid="$1" t="$2" i
+    for ((i = 0; i < t * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" == Z ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# shellcheck disable=SC2317 # called from the cleanup trap
+bench_cleanup() {
+    local pid
+    for pid in "$PERF_PID" "$CLI_PID" "$SRV_PID"; do
+        [[ -n "$pid" ]] || continue
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null || true
+            wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+    PERF_PID="" CLI_PID="" SRV_PID=""
+    [[ -n "$WORK" && -d "$WORK" ]] && rm -rf "$WORK"
+    return 0
+}
+tb_on_cleanup bench_cleanup
+tb_trap_cleanup
+
+log "output: $OUT"
+log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS"
+tb_up >"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: test bed did not come up" >&2; exit 1; }
+tb_add_kernel_addr >>"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: cannot add the kernel address" >&2; exit 1; }
+# -c 1000 with reconnects per test: every ephemeral port there is.
+ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
+
+# 1000 clients + listener + redis-cli; 64 mbufs each covers a full 64 KiB
+# window of 1460-byte segments in flight.
+CONF="$OUT/lstack.conf"
+tb_write_conf "$CONF" 'init_fail = "exit";' 'tcp_conn_count = 1200;' 'mbuf_count_per_conn = 64;'
+
+# Identical on both sides; only the port differs (the two never run at once).
+ULIMIT_N=10240
+redis_flags() { # PORT DIR
+    echo --port "$1" --bind 0.0.0.0 --protected-mode no --save "''" --appendonly no \
+        --maxclients 4000 --tcp-backlog 1024 --daemonize no --dir "$2" --logfile "$2/redis.log"
+}
+
+# start_server KIND DIR : redis-server pinned to SERVER_CPU in the server ns.
+# Sets SRV_PID (redis-server's own PID: taskset, ip netns exec and env exec).
+start_server() {
+    local kind="$1" dir="$2" port
+    local -a pre=(taskset -c "$SERVER_CPU" ip netns exec "$TB_NS_SRV")
+    if [[ "$kind" == lstack ]]; then
+        port=$PORT_LSTACK
+        pre+=(env LD_PRELOAD="$LIB" GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH="$CONF")
+    else
+        port=$PORT_KERNEL
+    fi
+    mkdir -p "$dir"
+    (
+        ulimit -n "$ULIMIT_N" || exit 111
+        exec "${pre[@]}" "$REDIS_SERVER" --port "$port" --bind 0.0.0.0 --protected-mode no --save '' \
+            --appendonly no --maxclients 4000 --tcp-backlog 1024 --daemonize no \
+            --dir "$dir" --logfile "$dir/redis.log"
+    ) >"$dir/stdout.log" 2>&1 &
+    SRV_PID=$!
+}
+
+host_of() { if [[ "$1" == lstack ]]; then echo "$TB_IP_STACK"; else echo "$TB_IP_KERNEL"; fi; }
+port_of() { if [[ "$1" == lstack ]]; then echo "$PORT_LSTACK"; else echo "$PORT_KERNEL"; fi; }
+
+wait_ready() { # KIND
+    local i out
+    for ((i = 0; i < 300; i++)); do
+        out=$(ip netns exec "$TB_NS_CLI" timeout 2 redis-cli -h "$(host_of "$1")" -p "$(port_of "$1")" ping 2>&1)
+        [[ "$out" == PONG ]] && return 0
+        kill -0 "$SRV_PID" 2>/dev/null || return 1
+        sleep 0.2
+    done
+    return 1
+}
+
+stop_server() { # DIR
+    local rc=0
+    [[ -n "$SRV_PID" ]] || return 0
+    kill -TERM "$SRV_PID" 2>/dev/null || true
+    if ! wait_gone "$SRV_PID" 30; then
+        log "redis pid $SRV_PID still running 30 s after SIGTERM: SIGKILL"
+        kill -KILL "$SRV_PID" 2>/dev/null || true
+        rc=1
+    fi
+    wait "$SRV_PID" 2>/dev/null || rc=$?
+    echo "$rc" >"$1/server_exit"
+    SRV_PID=""
+    return "$rc"
+}
+
+# ---------------------------------------------------------------------------
+# record what is measured, and how
+
+GIT_REV="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
+GIT_DIRTY=0
+if [[ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
+    GIT_DIRTY=1
+    git -C "$ROOT" diff HEAD >"$OUT/lstack-worktree.diff" 2>/dev/null || true
+fi
+{
+    echo "lstack_git_rev=$GIT_REV"
+    echo "lstack_git_dirty=$GIT_DIRTY"
+    echo "redis=$("$REDIS_SERVER" --version)"
+    echo "redis_benchmark=$(redis-benchmark --version 2>/dev/null || echo '?')"
+    echo "dpdk=$(pkg-config --modversion libdpdk 2>/dev/null || echo '?') ($(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null))"
+    echo "lwip=$(dpkg-query -W -f='${Version}' liblwip0 2>/dev/null || echo '?')"
+    echo "kernel=$(uname -r) $(uname -v)"
+    echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1) x $NCPU"
+    echo "virt=$(systemd-detect-virt 2>/dev/null || echo '?')"
+    echo "os=$(. /etc/os-release && echo "$PRETTY_NAME")"
+    echo "gcc=$(gcc -dumpfullversion 2>/dev/null || echo '?')"
+    echo "buildtype=$(sed -n "s/^buildtype[[:space:]]*=[[:space:]]*//p" "$BUILD_DIR/meson-private/cmd_line.txt" 2>/dev/null | head -n 1)"
+    echo "preload=$LIB"
+    echo "preload_sha256=$(sha256sum "$LIB" | cut -d' ' -f1) built $(date -u -r "$LIB" +%Y-%m-%dT%H:%M:%SZ)"
+    ((GIT_DIRTY)) && echo "lstack_git_diff=lstack-worktree.diff (git diff HEAD when the run started)"
+    echo "redis_server=$REDIS_SERVER"
+    echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+} >"$OUT/versions.txt"
+
+KERNEL_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV $REDIS_SERVER $(redis_flags $PORT_KERNEL DIR)"
+LSTACK_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack.conf $REDIS_SERVER $(redis_flags $PORT_LSTACK DIR)"
+{
+    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ}"
+    echo "# each server started with ulimit -n $ULIMIT_N; client ns: net.ipv4.ip_local_port_range=\"1024 65535\""
+    echo "kernel server: $KERNEL_CMD"
+    echo "lstack server: $LSTACK_CMD"
+    for s in "${SCEN_LIST[@]}"; do
+        n="${NREQ:-${S_N[$s]}}"
+        ((SHORT)) && [[ -z "$NREQ" ]] && n="${S_NSHORT[$s]}"
+        echo "scenario $s client: ip netns exec $TB_NS_CLI taskset -c $CLIENT_CPU redis-benchmark -h HOST -p PORT --csv -n $n ${S_ARGS[$s]}"
+    done
+    echo "# HOST:PORT = $TB_IP_KERNEL:$PORT_KERNEL (kernel), $TB_IP_STACK:$PORT_LSTACK (lstack)"
+} >"$OUT/commands.txt"
+
+# Other benchmark, test or build processes on the machine (not ours; just
+# noted, per run, so that a noisy run can be told from a quiet one).
+others_busy() {
+    local n=0 pid
+    for pid in $(pgrep -f '^(redis-server|redis-benchmark|redis-check-aof|sem_client|sem_server|valgrind|ninja|cc1)|/(redis-server|redis-benchmark|sem_client|sem_server|valgrind[^ ]*|ninja|cc1) ' 2>/dev/null); do
+        [[ "$pid" == "${SRV_PID:-}" ]] && continue
+        n=$((n + 1))
+    done
+    echo "$n"
+}
+
+# ---------------------------------------------------------------------------
+# one run
+
+FAILED=0
+
+run_one() { # SCENARIO ROUND KIND
+    local s="$1" r="$2" kind="$3"
+    local n="${NREQ:-${S_N[$s]}}"
+    ((SHORT)) && [[ -z "$NREQ" ]] && n="${S_NSHORT[$s]}"
+    local d="$OUT/raw/s$s-r$r-$kind"
+    local -a args
+    read -r -a args <<<"${S_ARGS[$s]}"
+    rm -rf "$d"
+    mkdir -p "$d"
+    others_busy >"$d/others_before"
+    start_server "$kind" "$d/redis"
+    if ! wait_ready "$kind"; then
+        log "scenario $s round $r $kind: redis did not answer PING; its output:"
+        tail -n 20 "$d/redis/stdout.log" "$d/redis/redis.log" 2>/dev/null | sed 's/^/  | /'
+        echo "not_ready" >"$d/status"
+        stop_server "$d" || true
+        FAILED=$((FAILED + 1))
+        return 1
+    fi
+    if ((PERF)); then
+        perf record -q -a -g -e cpu-clock -F 2000 -o "$d/perf.data" >"$d/perf.log" 2>&1 &
+        PERF_PID=$!
+        sleep 0.5
+    fi
+    # The client's CPU: the change in this shell's children times (`times`,
+    # second line) over the run; it is the only child reaped in between.
+    times >"$d/times.0"
+    cat "/proc/$SRV_PID/stat" >"$d/pid_stat.0"
+    cat /proc/stat >"$d/stat.0"
+    date +%s%N >"$d/t.0"
+    local rc=0
+    # In the background and waited for, so that a signal to this script is
+    # handled at once (the cleanup trap then stops the client too).
+    timeout "$CLIENT_TIMEOUT" ip netns exec "$TB_NS_CLI" taskset -c "$CLIENT_CPU" \
+        redis-benchmark -h "$(host_of "$kind")" -p "$(port_of "$kind")" --csv -n "$n" "${args[@]}" \
+        >"$d/bench.csv" 2>"$d/bench.err" &
+    CLI_PID=$!
+    local bench_pid="" i
+    if ((PERF)); then
+        # redis-benchmark's own PID (timeout's child: ip netns exec and taskset exec)
+        for ((i = 0; i < 50; i++)); do
+            bench_pid=$(pgrep -P "$CLI_PID" | head -n 1)
+            [[ -n "$bench_pid" ]] && break
+            sleep 0.01
+        done
+    fi
+    wait "$CLI_PID" || rc=$?
+    CLI_PID=""
+    date +%s%N >"$d/t.1"
+    cat /proc/stat >"$d/stat.1"
+    cat "/proc/$SRV_PID/stat" >"$d/pid_stat.1" 2>/dev/null || : >"$d/pid_stat.1"
+    times >"$d/times.1"
+    if ((PERF)); then
+        kill -INT "$PERF_PID" 2>/dev/null || true
+        wait "$PERF_PID" 2>/dev/null || true
+        PERF_PID=""
+        # Whole machine by CPU, process and object; then the server alone and
+        # the client alone (samples of a process include the kernel work,
+        # softirq too, done while it was the current task).
+        perf report -i "$d/perf.data" --no-children --sort cpu,pid,dso --stdio -g none \
+            >"$d/perf-all.txt" 2>/dev/null || true
+        perf report -i "$d/perf.data" --no-children --sort pid,dso,sym --stdio -g none \
+            >"$d/perf-sym.txt" 2>/dev/null || true
+        echo "$SRV_PID" >"$d/server_pid"
+        [[ -z "$bench_pid" ]] || echo "$bench_pid" >"$d/client_pid"
+        python3 "$ROOT/bench/bench.py" perf "$d" >"$d/perf-split.txt" 2>&1 || true
+    fi
+    echo "$rc" >"$d/client_exit"
+    others_busy >"$d/others_after"
+    local src=0
+    stop_server "$d" || src=$?
+    local ok=1
+    if ((rc != 0)); then
+        log "scenario $s round $r $kind: redis-benchmark exited with $rc: $(tr '\r' '\n' <"$d/bench.err" | grep -v '^$' | tail -n 3 | tr '\n' ' ')"
+        ok=0
+    elif ! grep -q '^"test","rps"' "$d/bench.csv"; then
+        log "scenario $s round $r $kind: no CSV result from redis-benchmark"
+        ok=0
+    elif tr '\r' '\n' <"$d/bench.err" | grep -qiE 'error|ERR|disconnected|reset by peer'; then
+        log "scenario $s round $r $kind: redis-benchmark reported errors: $(tr '\r' '\n' <"$d/bench.err" | grep -iE 'error|ERR' | head -n 2 | tr '\n' ' ')"
+        ok=0
+    fi
+    if ((src != 0)); then
+        log "scenario $s round $r $kind: redis exited with status $src after SIGTERM"
+        ok=0
+    fi
+    if ((ok)); then
+        echo ok >"$d/status"
+        log "scenario $s round $r $kind: $(python3 "$ROOT/bench/bench.py" oneline "$d")"
+    else
+        echo failed >"$d/status"
+        FAILED=$((FAILED + 1))
+    fi
+    return 0
+}
+
+log "machine: $(uptime | sed 's/^ *//'); other benchmark/test processes: $(others_busy)"
+for ((r = 1; r <= ROUNDS; r++)); do
+    if ((r % 2 == 1)); then kinds=(kernel lstack); else kinds=(lstack kernel); fi
+    for s in "${SCEN_LIST[@]}"; do
+        for k in "${kinds[@]}"; do
+            run_one "$s" "$r" "$k"
+        done
+    done
+done
+
+# ---------------------------------------------------------------------------
+# aggregate: JSON, CSV, table, chart
+
+agg_rc=0
+python3 "$ROOT/bench/bench.py" aggregate "$OUT" --rounds "$ROUNDS" --scenarios "$SCENARIOS" \
+    --server-cpu "$SERVER_CPU" --client-cpu "$CLIENT_CPU" || agg_rc=$?
+if command -v gnuplot >/dev/null 2>&1; then
+    if [[ -f "$OUT/chart.gp" ]]; then
+        (cd "$OUT" && gnuplot chart.gp) >"$WORK/gnuplot.log" 2>&1 ||
+            { log "gnuplot failed:"; sed 's/^/  | /' "$WORK/gnuplot.log"; agg_rc=1; }
+    fi
+else
+    log "gnuplot not found: no chart.png (scripts/install-deps.sh installs gnuplot-nox)"
+fi
+
+log "results in $OUT"
+if ((FAILED > 0 || agg_rc != 0)); then
+    log "FAILED: $FAILED run(s) failed, aggregation status $agg_rc"
+    exit 1
+fi
+exit 0

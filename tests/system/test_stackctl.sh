@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# test_stackctl.sh BUILD_DIR
+# stackctl against redis under lstack (and against lstackd):
+#  1. no target: a clear error and exit 3;
+#  2. 1,000 clients held open: `show connections --json` lists exactly the
+#     clients CLIENT LIST shows (same remote ports, same fds) plus the
+#     listener; --state / --port filters; the stack lock is held briefly;
+#  3. stats counters grow by the right order of magnitude while
+#     redis-benchmark runs; -r / --watch rates; show config; show nic;
+#     set loglevel;
+#  4. errors: dead PID, a non-lstack process, an unknown name, several
+#     processes, a protocol version mismatch, a second user (socket mode,
+#     then the process's SO_PEERCRED check): a clear message, non-zero exit;
+#  5. a forked child (BGSAVE) leaves the socket alone; exit removes it;
+#  6. lstackd serves the same socket.
+# Control sockets go to a private LSTACK_RUN_DIR so that lstack processes of
+# other tests running on the machine are not seen.
+set -u
+# shellcheck disable=SC2034 # T_NAME is read by common.sh
+T_NAME=ctl
+# shellcheck source=redis_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/redis_lib.sh"
+r_is_lstack || tb_skip "stackctl inspects lstack processes only (LSTACK_TEST_TARGET=$R_TARGET)"
+r_init "${1:-}" python3 runuser
+SC="$T_BUILD/tools/stackctl"
+[[ -x "$SC" ]] || t_fail "stackctl not built: $SC"
+
+# A run dir of our own, reachable (not listable) through the 0700 work dir
+# for the second-user checks.
+export LSTACK_RUN_DIR="$T_WORK/run"
+mkdir -p "$LSTACK_RUN_DIR"
+chmod 0711 "$T_WORK"
+
+# sc_expect RC PATTERN ARGS... : stackctl exits RC and says PATTERN on stderr.
+SC_OUT=""
+sc_expect() {
+    local want="$1" pat="$2" rc=0
+    shift 2
+    SC_OUT=$("$@" 2>&1 >/dev/null) || rc=$?
+    if ((rc != want)) || ! grep -qE -- "$pat" <<<"$SC_OUT"; then
+        echo "   command: $*"
+        echo "   exit $rc (want $want), said: $SC_OUT"
+        return 1
+    fi
+    echo "   exit $rc: $SC_OUT"
+}
+
+# jq-less JSON checks: py EXPR FILE prints EXPR evaluated on the document d
+# (a number or string as it is, a tuple as Python writes it).
+py() {
+    python3 -c "import json,sys; d=json.load(open(sys.argv[2])); v=($1); print(v if isinstance(v, (int, str)) else repr(v))" \
+        "$1" "$2" 2>&1 || true
+}
+
+# --- 1: no target ----------------------------------------------------------
+sc_expect 3 "no running lstack process found" "$SC" show stats || t_fail "no target: wrong error"
+t_ok "no lstack process: 'no running lstack process found', exit 3"
+
+# --- 2: 1,000 held clients -------------------------------------------------
+N=1000
+r_conf "$R_CONF" 'tcp_conn_count = 1200;' 'mbuf_count_per_conn = 16;'
+R_ULIMIT_N=4096 r_start srv lstack --maxclients 2000
+r_wait_ready srv || r_fail "redis did not come up"
+PID=$(r_pid srv)
+SOCK="$LSTACK_RUN_DIR/lstack.$PID.sock"
+[[ -S "$SOCK" ]] || r_fail "no control socket $SOCK"
+mode=$(stat -c %a "$SOCK")
+[[ "$mode" == 600 ]] || r_fail "control socket mode $mode, expected 600"
+t_ok "redis (pid $PID) serves its control socket $SOCK, mode 600"
+
+"$SC" list >"$T_WORK/list.txt" 2>&1 || r_fail "stackctl list failed: $(cat "$T_WORK/list.txt")"
+grep -qE "^ *$PID +redis-server +- +running" "$T_WORK/list.txt" || r_fail "stackctl list: $(cat "$T_WORK/list.txt")"
+t_ok "stackctl list shows it"
+
+cat >"$T_WORK/hold.py" <<'EOF'
+import socket, sys, time
+host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+socks = []
+for i in range(n):
+    s = socket.create_connection((host, port), timeout=10)
+    s.sendall(b"PING\r\n")
+    socks.append(s)
+for s in socks:
+    buf = b""
+    while not buf.endswith(b"\r\n"):
+        chunk = s.recv(64)
+        if not chunk:
+            sys.exit("closed by the server")
+        buf += chunk
+print("ports " + " ".join(str(s.getsockname()[1]) for s in socks), flush=True)
+print("ready", flush=True)
+time.sleep(300)
+EOF
+ulimit -n 4096 || r_fail "cannot raise the fd limit"
+ip netns exec "$TB_NS_CLI" python3 "$T_WORK/hold.py" "$(r_host srv)" "$(r_port srv)" $N >"$T_WORK/hold.log" 2>&1 &
+HOLD=$!
+R_BG_PIDS+=("$HOLD")
+for ((i = 0; i < 600; i++)); do
+    grep -q "^ready" "$T_WORK/hold.log" 2>/dev/null && break
+    kill -0 "$HOLD" 2>/dev/null || break
+    sleep 0.1
+done
+grep -q '^ready' "$T_WORK/hold.log" || r_fail "the $N clients did not connect: $(tail -n 3 "$T_WORK/hold.log")"
+sed -n 's/^ports //p' "$T_WORK/hold.log" | tr ' ' '\n' | sort -n >"$T_WORK/ports.held"
+t_ok "$N clients connected and answered (held open)"
+
+# CLIENT LIST from the server ns over 127.0.0.1: its own connection is a
+# kernel one, so the stack's clients are exactly the 198.18.0.1 entries.
+r_cli_local srv client list >"$T_WORK/clients.txt" || r_fail "CLIENT LIST failed"
+grep -o "addr=$TB_IP_CLI:[0-9]* laddr=[^ ]* fd=[0-9]*" "$T_WORK/clients.txt" |
+    sed 's/addr=[^:]*:\([0-9]*\) laddr=[^ ]* fd=\([0-9]*\)/\1 \2/' | sort -n >"$T_WORK/clients.redis"
+"$SC" -p "$PID" show connections --json >"$T_WORK/conns.json" || r_fail "show connections --json failed"
+python3 - "$T_WORK/conns.json" >"$T_WORK/clients.lstack" <<'EOF' || r_fail "show connections --json: bad document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["connections"]:
+    if c["state"] == "ESTABLISHED":
+        print(c["remote"].split(":")[1], c["fd"])
+EOF
+sort -n -o "$T_WORK/clients.lstack" "$T_WORK/clients.lstack"
+nredis=$(wc -l <"$T_WORK/clients.redis")
+nlstack=$(wc -l <"$T_WORK/clients.lstack")
+((nredis == N)) || r_fail "CLIENT LIST shows $nredis stack clients, expected $N"
+if ! diff -q "$T_WORK/clients.redis" "$T_WORK/clients.lstack" >/dev/null; then
+    diff "$T_WORK/clients.redis" "$T_WORK/clients.lstack" | head -n 10 | sed 's/^/   | /'
+    r_fail "stackctl lists $nlstack established connections; they differ from CLIENT LIST (port fd, above)"
+fi
+cut -d' ' -f1 "$T_WORK/clients.lstack" | diff -q - "$T_WORK/ports.held" >/dev/null ||
+    r_fail "the remote ports differ from the ports the clients hold"
+t_ok "show connections --json: exactly CLIENT LIST's $N clients (same remote ports, same fds)"
+
+[[ "$(py 'len(d["listeners"]), d["listeners"][0]["local"], d["listeners"][0]["backlog"]' "$T_WORK/conns.json")" == \
+    "(1, '0.0.0.0:6379', 511)" ]] || r_fail "listeners: $(py 'd["listeners"]' "$T_WORK/conns.json")"
+pages=$(py 'd["summary"]["pages"]' "$T_WORK/conns.json")
+lockus=$(py 'd["summary"]["lock_max_us"]' "$T_WORK/conns.json")
+((pages >= (N + 1 + 255) / 256)) || r_fail "$pages pages for $((N + 1)) pcbs of at most 256"
+((lockus < 20000)) || r_fail "the stack lock was held $lockus us at once (page of 256)"
+t_ok "plus the listener 0.0.0.0:6379 (backlog 511); $pages pages, longest lock hold $lockus us"
+
+"$SC" -p "$PID" show connections >"$T_WORK/conns.txt" || r_fail "show connections (table) failed"
+grep -qE "^ +0 +[0-9]+ +198\.18\.0\.2:6379 +198\.18\.0\.1:[0-9]+ +ESTABLISHED " "$T_WORK/conns.txt" ||
+    r_fail "table rows: $(sed -n 5,6p "$T_WORK/conns.txt")"
+grep -q "^$N connections, 1 listener;" "$T_WORK/conns.txt" || r_fail "table summary: $(tail -n 2 "$T_WORK/conns.txt")"
+t_ok "show connections: aligned table, '$N connections, 1 listener'"
+
+one=$(head -n 1 "$T_WORK/ports.held")
+"$SC" -n redis-server show -c --port "$one" --json >"$T_WORK/one.json" || r_fail "--port filter failed"
+[[ "$(py 'len(d["connections"]), len(d["listeners"]), d["connections"][0]["remote"]' "$T_WORK/one.json")" == \
+    "(1, 0, '$TB_IP_CLI:$one')" ]] || r_fail "--port $one: $(cat "$T_WORK/one.json")"
+"$SC" show -c --state listen --json >"$T_WORK/listen.json" || r_fail "--state filter failed"
+[[ "$(py 'len(d["connections"]), len(d["listeners"])' "$T_WORK/listen.json")" == "(0, 1)" ]] ||
+    r_fail "--state listen: $(head -c 300 "$T_WORK/listen.json")"
+sc_expect 2 "--state 'bogus'" "$SC" show -c --state bogus || r_fail "bad --state accepted"
+t_ok "filters: --port $one (one connection), --state listen (the listener), a bad state is a usage error"
+
+kill "$HOLD" 2>/dev/null
+wait "$HOLD" 2>/dev/null
+t_ok "clients released"
+
+# --- 3: stats, rates, config, nic, loglevel --------------------------------
+stat_of() { py "d['total']['$1'] if '$1' in d['total'] else d['app']['$1']" "$2"; }
+"$SC" -p "$PID" show stats --json >"$T_WORK/s0.json" || r_fail "show stats --json failed"
+REQ=20000
+r_bench srv -c 50 -n $REQ -t set,get || r_fail "redis-benchmark"
+"$SC" -p "$PID" show stats --json >"$T_WORK/s1.json" || r_fail "show stats --json failed"
+total_req=$((2 * REQ))
+bad=0
+for k in rx_packets tx_packets reads writes; do
+    d=$(($(stat_of $k "$T_WORK/s1.json") - $(stat_of $k "$T_WORK/s0.json")))
+    echo "   $k +$d for $total_req requests"
+    ((d >= total_req / 2 && d <= total_req * 10)) || bad=1
+done
+for k in rx_bytes tx_bytes; do
+    d=$(($(stat_of $k "$T_WORK/s1.json") - $(stat_of $k "$T_WORK/s0.json")))
+    echo "   $k +$d"
+    ((d >= total_req * 10 && d <= total_req * 2000)) || bad=1
+done
+acc=$(($(stat_of conn_accepted "$T_WORK/s1.json") - $(stat_of conn_accepted "$T_WORK/s0.json")))
+ew=$(($(stat_of epoll_waits "$T_WORK/s1.json") - $(stat_of epoll_waits "$T_WORK/s0.json")))
+echo "   conn_accepted +$acc (2 tests x 50 clients), epoll_waits +$ew"
+# One epoll_wait may return all 50 clients' requests: at least 1 wait per 100.
+((acc >= 100 && acc <= 300 && ew >= total_req / 100 && ew <= total_req * 10)) || bad=1
+((bad == 0)) || r_fail "stats counters did not grow as the benchmark did (above)"
+t_ok "show stats: packets, bytes, reads, writes, accepts, epoll waits grow with the benchmark"
+
+"$SC" -p "$PID" show stats >"$T_WORK/stats.txt" || r_fail "show stats (table) failed"
+grep -qE "^COUNTER +STACK 0 +TOTAL$" "$T_WORK/stats.txt" && grep -qE "^reads +[0-9]+$" "$T_WORK/stats.txt" ||
+    r_fail "stats table: $(head -n 3 "$T_WORK/stats.txt")"
+r_bench_bg srv "$T_WORK/bg.log" -c 20 -n 400000 -t ping
+BG=$R_BG_PID
+"$SC" -p "$PID" show stats --watch 1 --count 2 --json >"$T_WORK/rates.json" || r_fail "--watch failed"
+"$SC" -p "$PID" show -r --count 1 >"$T_WORK/rates.txt" || r_fail "-r failed"
+kill "$BG" 2>/dev/null
+wait "$BG" 2>/dev/null
+[[ $(wc -l <"$T_WORK/rates.json") == 2 ]] || r_fail "--watch 1 --count 2: $(cat "$T_WORK/rates.json")"
+rx=$(tail -n 1 "$T_WORK/rates.json" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["rates"]["rx_packets"]))')
+((rx > 1000)) || r_fail "rx_packets rate $rx/s while redis-benchmark runs"
+grep -qE "^TIME +RX_PPS " "$T_WORK/rates.txt" || r_fail "-r table: $(cat "$T_WORK/rates.txt")"
+t_ok "stats table; --watch 1 --count 2 --json: 2 reports ($rx rx packets/s under load); -r table"
+
+"$SC" -p "$PID" show config --json >"$T_WORK/conf.json" || r_fail "show config --json failed"
+[[ "$(py 'd["keys"]["tcp_conn_count"], d["keys"]["host_addr"], d["path"]' "$T_WORK/conf.json")" == \
+    "(1200, '$TB_IP_STACK', '$R_CONF')" ]] || r_fail "show config: $(head -c 400 "$T_WORK/conf.json")"
+"$SC" -p "$PID" show config | grep -q '^nic_rxqueue_size = 4096$' || r_fail "show config: no default nic_rxqueue_size"
+t_ok "show config: set keys and defaults (tcp_conn_count 1200, nic_rxqueue_size 4096)"
+
+"$SC" -p "$PID" show nic --json >"$T_WORK/nic.json" || r_fail "show nic --json failed"
+[[ "$(py 'd["ports"][0]["port"]["driver"], d["ports"][0]["link"]["status"], d["ports"][0]["xstats"]["rx_good_packets"] > 0' "$T_WORK/nic.json")" == \
+    "('net_af_packet', 'up', True)" ]] || r_fail "show nic: $(head -c 400 "$T_WORK/nic.json")"
+t_ok "show nic: driver net_af_packet, link up, xstats"
+
+"$SC" -p "$PID" set loglevel debug >"$T_WORK/ll.txt" || r_fail "set loglevel debug failed"
+grep -q -- "-> debug" "$T_WORK/ll.txt" || r_fail "set loglevel: $(cat "$T_WORK/ll.txt")"
+[[ "$(py 'd["log_level_now"]' <("$SC" -p "$PID" show config --json))" == debug ]] || r_fail "log level not debug"
+"$SC" -p "$PID" set loglevel info >/dev/null || r_fail "set loglevel info failed"
+sc_expect 2 "log level 'loud'" "$SC" -p "$PID" set loglevel loud || r_fail "bad level accepted"
+t_ok "set loglevel debug, then info, at run time; a bad level is a usage error"
+
+# --- 4: errors ---------------------------------------------------------------
+sleep 0 &
+dead=$!
+wait "$dead"
+sc_expect 3 "no process with PID $dead" "$SC" -p "$dead" show || r_fail "dead PID"
+sc_expect 3 "process $$ \(.*\) is not an lstack process" "$SC" -p $$ show || r_fail "non-lstack PID"
+sc_expect 3 "no running lstack process is named 'nosuch'" "$SC" -n nosuch show || r_fail "unknown name"
+t_ok "dead PID, non-lstack process, unknown name: clear errors, exit 3"
+
+# A fake server that speaks protocol version 99, and a leftover socket of a
+# dead process: the fake makes two live processes, the leftover is ignored.
+cat >"$T_WORK/fake.py" <<'EOF'
+import os, socket, sys
+path = os.path.join(sys.argv[1], "lstack.%d.sock" % os.getpid())
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+s.listen(4)
+print("up", flush=True)
+while True:
+    c, _ = s.accept()
+    c.sendall(b'{"type":"hello","proto":"lstack-ctl","version":99,"pid":%d,"prog":"fake","lstack":"9.9"}\n' % os.getpid())
+    c.close()
+EOF
+python3 "$T_WORK/fake.py" "$LSTACK_RUN_DIR" >"$T_WORK/fake.log" 2>&1 &
+FAKE=$!
+R_BG_PIDS+=("$FAKE")
+for ((i = 0; i < 50; i++)); do grep -q up "$T_WORK/fake.log" && break; sleep 0.1; done
+python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$LSTACK_RUN_DIR/lstack.$dead.sock"
+sc_expect 3 "several lstack processes are running: " "$SC" show || r_fail "several processes"
+grep -q "$PID (redis-server)" <<<"$SC_OUT" && grep -q "$FAKE (python3)" <<<"$SC_OUT" ||
+    r_fail "several processes: both should be named"
+sc_expect 5 "protocol version mismatch: process $FAKE .* version 99" "$SC" -p "$FAKE" show || r_fail "version"
+"$SC" -n redis-server show >/dev/null || r_fail "-n redis-server with a fake and a leftover around"
+"$SC" list | grep -qE "^ *$dead +- +- +gone" || r_fail "list: the leftover socket is not marked gone"
+kill "$FAKE" 2>/dev/null
+wait "$FAKE" 2>/dev/null
+rm -f "$LSTACK_RUN_DIR/lstack.$FAKE.sock" "$LSTACK_RUN_DIR/lstack.$dead.sock"
+t_ok "several processes: exit 3; protocol version 99: exit 5; a leftover socket is ignored"
+
+sc_expect 4 "permission denied: cannot connect to .*uid 0.*uid 65534" \
+    runuser -u nobody -- "$SC" -p "$PID" show stats || r_fail "second user (socket mode)"
+chmod 0666 "$SOCK"
+sc_expect 4 "permission denied: process $PID runs as uid 0; uid 65534 may not inspect it" \
+    runuser -u nobody -- "$SC" -p "$PID" show stats || r_fail "second user (SO_PEERCRED)"
+chmod 0600 "$SOCK"
+t_ok "a second user (nobody): permission denied by the socket's mode, and by SO_PEERCRED, exit 4"
+
+# --- 5: fork and exit --------------------------------------------------------
+r_cli srv bgsave >/dev/null || r_fail "BGSAVE failed"
+for ((i = 0; i < 100; i++)); do
+    [[ "$(r_info srv rdb_bgsave_in_progress)" == 0 ]] && break
+    sleep 0.1
+done
+[[ "$(r_info srv rdb_last_bgsave_status)" == ok ]] || r_fail "BGSAVE did not complete"
+[[ -S "$SOCK" ]] || r_fail "the control socket is gone after a forked child exited"
+"$SC" -p "$PID" show stats >/dev/null || r_fail "stackctl after BGSAVE"
+t_ok "after a BGSAVE child exited: the socket is still there and answers"
+r_stop srv term || r_fail "redis did not exit cleanly"
+[[ ! -e "$SOCK" ]] || r_fail "the control socket is left after exit"
+t_ok "redis exited 0; its control socket is removed"
+
+# --- 6: lstackd ----------------------------------------------------------------
+tb_write_conf "$T_WORK/lstackd.conf"
+tb_start_lstackd "$T_BUILD/tools/lstackd" "$T_WORK/lstackd.conf" "$T_WORK/lstackd.log" ||
+    r_fail "lstackd did not start"
+"$SC" -n lstackd show stats --json >"$T_WORK/d.json" || r_fail "stackctl -n lstackd show stats"
+[[ "$(py 'd["prog"], d["total"]["mbuf_total"] > 0' "$T_WORK/d.json")" == "('lstackd', True)" ]] ||
+    r_fail "lstackd stats: $(head -c 300 "$T_WORK/d.json")"
+"$SC" -n lstackd show -c >/dev/null || r_fail "stackctl -n lstackd show -c"
+LPID=$TB_LSTACKD_PID
+tb_stop_lstackd || r_fail "lstackd did not stop cleanly"
+[[ ! -e "$LSTACK_RUN_DIR/lstack.$LPID.sock" ]] || r_fail "lstackd left its control socket"
+t_ok "lstackd serves the same control socket and removes it at exit"
+
+r_pass

@@ -1,0 +1,347 @@
+/*
+ * test_ctl_server.c - the control server in one process, no root, no DPDK:
+ * two stacks back to back over the memory port (A clients, B server), the
+ * pcb paging of ctl_conns.c (order, exactly-once across pages while the
+ * lists change, filters, fds, queues), then the server thread itself
+ * (ctl_start on B) talked to with stackctl's own client code: hello,
+ * connections, stats, config, loglevel, a version mismatch, a malformed
+ * request, an unknown command, and the socket's removal at ctl_stop.
+ * TAP output.
+ */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "conf/conf.h"
+#include "ctl/ctl.h"
+#include "ctl/ctl_conns.h"
+#include "nic/nic.h"
+#include "sock/lsock.h"
+#include "stack/stack.h"
+#include "stackctl.h"
+
+#define PORT 6379
+#define NCONN 20
+#define NACCEPT 15
+
+static int failures, count;
+static struct stack *A, *B;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+void lsock_changed(struct lsock *s)
+{
+    (void)s;
+}
+
+static void check(int cond, const char *name)
+{
+    count++;
+    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
+    if (!cond)
+        failures++;
+}
+
+static int load(struct lstack_conf *c, const char *host, const char *gw)
+{
+    char text[512], err[1024];
+    snprintf(text, sizeof(text),
+             "dpdk_args = [\"--no-pci\"];\nhost_addr = \"%s\";\nmask_addr = \"255.255.255.0\";\n"
+             "gateway_addr = \"%s\";\ntcp_conn_count = 64;\nunix_prefix = \"t_\";\n",
+             host, gw);
+    if (lstack_conf_parse(text, "ctl.conf", c, err, sizeof(err)) != 0) {
+        printf("# %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void pump(int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        stack_poll(A);
+        stack_poll(B);
+    }
+}
+
+/* Every connection of B, paged max at a time. */
+static int dump(const struct ctl_conn_filter *f, int max, struct ctl_conn *out, int cap, int *pages)
+{
+    struct ctl_cursor cur = {0};
+    struct ctl_conn page[64];
+    int n = 0;
+    *pages = 0;
+    while (!cur.done) {
+        int k = ctl_conns_page(B, f, &cur, page, max);
+        if (k < 0)
+            return -1;
+        (*pages)++;
+        for (int i = 0; i < k && n < cap; i++)
+            out[n++] = page[i];
+    }
+    return n;
+}
+
+static struct lsock *clients[NCONN + 1], *served[NACCEPT], *listener;
+
+static void setup_conns(void)
+{
+    lsock_new(B, &listener);
+    lsock_bind(listener, htonl(INADDR_ANY), htons(PORT));
+    lsock_listen(listener, 32);
+    lsock_set_fd(listener, 100);
+    uint32_t b_addr = inet_addr("198.18.0.1");
+    for (int i = 0; i < NCONN; i++) {
+        lsock_new(A, &clients[i]);
+        lsock_connect(clients[i], b_addr, htons(PORT));
+        pump(4);
+    }
+    pump(20);
+    for (int i = 0; i < NACCEPT; i++) {
+        lsock_accept(listener, &served[i]);
+        lsock_set_fd(served[i], 200 + i);
+    }
+    struct iovec v = {"hello", 5};
+    lsock_send(clients[0], &v, 1, 0); /* unread on B */
+    pump(10);
+}
+
+static void test_paging(void)
+{
+    static struct ctl_conn all[128];
+    struct ctl_conn_filter any = {-1, -1};
+    int pages;
+    int n = dump(&any, 7, all, 128, &pages);
+    check(n == NCONN + 1 && pages == 4, "21 pcbs (a listener, 20 connections) in pages of 7 (and an empty one that ends the dump)");
+    check(n > 0 && all[0].listener && ntohs(all[0].lport) == PORT && all[0].fd == 100 && all[0].backlog == 32 &&
+              all[0].accept_q == NCONN - NACCEPT,
+          "the listener first: fd, backlog, accept queue depth");
+    int ordered = 1, fds = 0, queued = 0, unread = 0;
+    for (int i = 2; i < n; i++)
+        ordered &= ntohs(all[i - 1].rport) < ntohs(all[i].rport);
+    for (int i = 1; i < n; i++) {
+        fds += all[i].fd >= 200 && all[i].fd < 200 + NACCEPT;
+        queued += all[i].fd == -1;
+        unread += all[i].recv_q == 5;
+        if (strcmp(ctl_tcp_state_name(all[i].state), "ESTABLISHED") != 0)
+            ordered = 0;
+    }
+    check(ordered, "connections ESTABLISHED, in remote port order, each once");
+    check(fds == NACCEPT && queued == NCONN - NACCEPT, "accepted ones carry their fd, queued ones -1");
+    check(unread == 1, "unread bytes show as recv_q");
+    check(n > 1 && all[1].mss > 0 && all[1].cwnd > 0 && all[1].snd_wnd > 0 && all[1].rcv_wnd > 0 && all[1].rto_ms > 0,
+          "window, mss, cwnd and rto come from the pcb");
+
+    /* A connection that arrives between two pages must not disturb the others. */
+    struct ctl_cursor cur = {0};
+    struct ctl_conn page[64];
+    int seen[65536 / 8] = {0}, dup = 0, total = 0;
+    uint32_t b_addr = inet_addr("198.18.0.1");
+    for (int p = 0; !cur.done; p++) {
+        int k = ctl_conns_page(B, &any, &cur, page, 5);
+        for (int i = 0; i < k; i++) {
+            unsigned port = ntohs(page[i].rport);
+            dup += (seen[port / 32] >> (port % 32)) & 1;
+            seen[port / 32] |= 1 << (port % 32);
+            total++;
+        }
+        if (p == 1) {
+            lsock_new(A, &clients[NCONN]);
+            lsock_connect(clients[NCONN], b_addr, htons(PORT));
+            pump(10);
+        }
+    }
+    check(dup == 0 && total >= NCONN + 1, "a connection arriving mid-dump: no one reported twice, no one missed");
+
+    struct ctl_conn_filter est = {ctl_tcp_state_parse("ESTABLISHED"), -1};
+    check(dump(&est, 64, all, 128, &pages) == NCONN + 1, "--state ESTABLISHED: connections only");
+    struct ctl_conn_filter lis = {ctl_tcp_state_parse("LISTEN"), -1};
+    check(dump(&lis, 64, all, 128, &pages) == 1 && all[0].listener, "--state LISTEN: the listener only");
+    uint32_t a;
+    uint16_t port;
+    lsock_name(clients[3], false, &a, &port);
+    struct ctl_conn_filter one = {-1, ntohs(port)};
+    check(dump(&one, 64, all, 128, &pages) == 1 && all[0].rport == port, "--port: the one connection");
+
+    /* B closes first: B's pcb ends in TIME_WAIT, without an fd. */
+    lsock_close(served[1]);
+    served[1] = NULL;
+    pump(10);
+    for (int i = 0; i < NCONN + 1; i++) {
+        uint32_t ra;
+        uint16_t rp;
+        if (lsock_name(clients[i], true, &ra, &rp) != 0 || lsock_recv(clients[i], &(struct iovec){page, 1}, 1, 0) == 0) {
+            lsock_close(clients[i]);
+            clients[i] = NULL;
+        }
+    }
+    pump(10);
+    struct ctl_conn_filter tw = {ctl_tcp_state_parse("TIME_WAIT"), -1};
+    check(dump(&tw, 64, all, 128, &pages) == 1 && all[0].fd == -1, "TIME_WAIT pcbs are listed (after the others)");
+}
+
+/* ---- the server ---- */
+
+static void host_lock(void)
+{
+    pthread_mutex_lock(&mu);
+}
+
+static void host_unlock(void)
+{
+    pthread_mutex_unlock(&mu);
+}
+
+static struct stack *host_stack(int i)
+{
+    return i == 0 ? B : NULL;
+}
+
+static const struct ctl_host host = {.lock = host_lock, .unlock = host_unlock, .stack = host_stack};
+
+typedef int (*render_fn)(struct sc_src *, bool, FILE *, char *, size_t);
+
+/* stackctl's path: find ourselves, connect, send req, render. */
+static char *ask(const char *req, render_fn fn, bool json, int *rc, char *err, size_t errlen)
+{
+    struct sc_opts o = {.pid = getpid(), .timeout_ms = 5000, .port = -1};
+    struct sc_target t;
+    struct sc_conn c;
+    *rc = sc_find_target(&o, &t, err, errlen);
+    if (*rc == SC_OK)
+        *rc = sc_connect(&t, 5000, &c, err, errlen);
+    if (*rc != SC_OK)
+        return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    *rc = sc_send(&c, req, err, errlen) == 0 ? SC_OK : SC_FAIL;
+    if (*rc == SC_OK) {
+        struct sc_src src;
+        sc_src_conn(&src, &c);
+        *rc = fn(&src, json, f, err, errlen);
+    }
+    sc_close(&c);
+    fclose(f);
+    return text;
+}
+
+/* Raw conversation: the reply lines after the hello, for requests stackctl
+ * would never send. */
+static char *raw(const char *path, const char *line)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un un = {.sun_family = AF_UNIX};
+    snprintf(un.sun_path, sizeof(un.sun_path), "%s", path);
+    static char buf[8192];
+    buf[0] = '\0';
+    if (connect(fd, (struct sockaddr *)&un, sizeof(un)) != 0) {
+        close(fd);
+        return buf;
+    }
+    if (write(fd, line, strlen(line)) < 0) {
+        close(fd);
+        return buf;
+    }
+    shutdown(fd, SHUT_WR); /* no request at all: EOF at once, not the server's timeout */
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    close(fd);
+    return buf;
+}
+
+static void test_server(struct lstack_conf *conf)
+{
+    char dir[] = "/tmp/lstack-ctl-test.XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        check(0, "a run dir");
+        return;
+    }
+    setenv(CTL_RUN_DIR_ENV, dir, 1);
+    char err[1024];
+    int rc = ctl_start(&host, conf, "ctl.conf", err, sizeof(err));
+    check(rc == 0, "ctl_start");
+    if (rc != 0) {
+        printf("# %s\n", err);
+        return;
+    }
+    const char *path = ctl_socket_path();
+    char want[256];
+    snprintf(want, sizeof(want), "%s/t_lstack.%ld.sock", dir, (long)getpid());
+    struct stat st;
+    check(path != NULL && strcmp(path, want) == 0 && stat(path, &st) == 0 && (st.st_mode & 0777) == 0600,
+          "socket <run dir>/<unix_prefix>lstack.<pid>.sock, mode 0600");
+
+    char *t = ask("{\"version\":1,\"cmd\":\"connections\"}", sc_show_connections, true, &rc, err, sizeof(err));
+    check(rc == SC_OK && t != NULL && strstr(t, "\"listeners\":[{\"stack\":0,\"fd\":100,") != NULL &&
+              strstr(t, "\"summary\":{\"connections\":") != NULL,
+          "show connections through the socket");
+    free(t);
+    t = ask("{\"version\":1,\"cmd\":\"stats\"}", sc_show_stats, true, &rc, err, sizeof(err));
+    check(rc == SC_OK && t != NULL && strstr(t, "\"conn_accepted\":") != NULL && strstr(t, "\"sockets\":") != NULL,
+          "show stats through the socket");
+    free(t);
+    t = ask("{\"version\":1,\"cmd\":\"config\"}", sc_show_config, true, &rc, err, sizeof(err));
+    check(rc == SC_OK && t != NULL && strstr(t, "\"tcp_conn_count\":64") != NULL &&
+              strstr(t, "\"unix_prefix\":\"t_\"") != NULL && strstr(t, "\"nic_rxqueue_size\":4096") != NULL,
+          "show config: set keys and defaults, typed");
+    free(t);
+    t = ask("{\"version\":1,\"cmd\":\"loglevel\",\"level\":\"debug\"}", sc_show_loglevel, false, &rc, err,
+            sizeof(err));
+    check(rc == SC_OK && t != NULL && strstr(t, "-> debug") != NULL, "set loglevel debug");
+    free(t);
+    t = ask("{\"version\":1,\"cmd\":\"loglevel\",\"level\":\"info\"}", sc_show_loglevel, false, &rc, err,
+            sizeof(err));
+    free(t);
+    t = ask("{\"version\":1,\"cmd\":\"nic\"}", sc_show_nic, false, &rc, err, sizeof(err));
+    check(rc == SC_OK && t != NULL && strstr(t, "nothing to describe") != NULL, "show nic on a memory port");
+    free(t);
+
+    check(strstr(raw(path, "{\"version\":2,\"cmd\":\"stats\"}\n"),
+                 "{\"type\":\"error\",\"error\":\"protocol version mismatch: this process") != NULL,
+          "a request of another version: an error record, not garbage");
+    check(strstr(raw(path, "{\"version\":1,\"cmd\":\"stats\"\n"), "\"error\":\"malformed request:") != NULL,
+          "a malformed request: an error record");
+    check(strstr(raw(path, "{\"version\":1,\"cmd\":\"reboot\"}\n"), "\"error\":\"unknown command 'reboot'") != NULL,
+          "an unknown command: an error record");
+    check(strstr(raw(path, "{\"version\":1,\"cmd\":\"connections\",\"state\":\"x\"}\n"),
+                 "unknown TCP state 'x'") != NULL,
+          "a bad argument: an error record");
+    t = raw(path, "");
+    check(strncmp(t, "{\"type\":\"hello\",\"proto\":\"lstack-ctl\",\"version\":1,", 48) == 0,
+          "hello first: protocol name and version");
+
+    ctl_stop();
+    check(stat(want, &st) != 0 && ctl_socket_path() == NULL, "ctl_stop removes the socket");
+    rmdir(dir);
+}
+
+int main(void)
+{
+    struct lstack_conf ca, cb;
+    char err[512];
+    if (load(&ca, "198.18.0.2", "198.18.0.1") != 0 || load(&cb, "198.18.0.1", "198.18.0.2") != 0) {
+        printf("not ok 1 - configs parse\n1..1\n");
+        return 1;
+    }
+    struct nic *na, *nb;
+    if (nic_mem_pair(1024, (uint16_t)stack_nic_priv_size(), 32, &na, &nb) != 0 ||
+        stack_open(&A, &ca, 0, na, err, sizeof(err)) != 0 || stack_open(&B, &cb, 1, nb, err, sizeof(err)) != 0) {
+        printf("not ok 1 - stacks open\n# %s\n1..1\n", err);
+        return 1;
+    }
+    pump(10);
+    setup_conns();
+    test_paging();
+    test_server(&cb);
+    printf("1..%d\n", count);
+    return failures != 0;
+}
