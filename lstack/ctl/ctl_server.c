@@ -18,6 +18,7 @@
  * connection open for several requests (a `--watch` client would hold the
  * only server thread).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -291,6 +292,26 @@ static void after_fork_child(void)
     srv.started = false;
 }
 
+/* Remove the sockets that processes killed without a chance to clean up
+ * (kill -9) left in dir: any lstack.<pid>.sock whose pid no longer exists.
+ * Only our own user's files (unlink fails quietly on others'). */
+static void remove_stale_sockets(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char prefix[CTL_PREFIX_MAX];
+        pid_t pid;
+        if (!ctl_sock_name_parse(e->d_name, prefix, &pid))
+            continue;
+        if (kill(pid, 0) != 0 && errno == ESRCH)
+            unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
 static int make_socket(char *err, size_t errlen)
 {
     const char *dir = ctl_run_dir();
@@ -299,6 +320,7 @@ static int make_socket(char *err, size_t errlen)
                  strerror(errno), CTL_RUN_DIR_ENV);
         return -1;
     }
+    remove_stale_sockets(dir);
     struct stat st;
     if (lstat(srv.path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode)) {
