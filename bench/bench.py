@@ -6,6 +6,7 @@
                                    results.json, results.csv, runs.csv,
                                    summary.txt (also printed), chart.gp + chart.dat
     bench.py table RESULTS.json    print the table of an earlier run again
+    bench.py noisy RUNDIR...       exit 1 if another process disturbed one of the runs
     bench.py perf RUNDIR           the server's and the client's perf samples by
                                    object group (a run made with --perf)
 
@@ -109,6 +110,15 @@ def child_times(text):
     return tuple(vals) if len(vals) == 2 else None
 
 
+def netdev_counts(text):
+    out = {}
+    for line in (text or "").splitlines():
+        p = line.split()
+        if len(p) == 2 and p[1].isdigit():
+            out[p[0]] = int(p[1])
+    return out
+
+
 def cpu_lines(stat_text):
     """{cpuN: (busy, total)} in ticks from /proc/stat."""
     out = {}
@@ -157,10 +167,46 @@ def run_record(d):
             dt = s1[cpu][1] - s0[cpu][1]
             busy[cpu] = 100.0 * db / dt if dt > 0 else None
     rec["cpu_busy_pct"] = busy
+    # CPU time of anything else on the machine over the run: all CPUs' busy
+    # time less the server's and the client's, in % of one core. About 0-5%
+    # on a quiet machine (kernel threads, this script); more means another
+    # process competed with the measurement.
+    hz_total = 0.0
+    for cpu in s0:
+        if cpu in s1:
+            hz_total += (s1[cpu][0] - s0[cpu][0]) / hz
+    srv_s = (b - a) / hz if (a is not None and b is not None) else None
+    cli_s = (rec.get("client_user_s") or 0) + (rec.get("client_sys_s") or 0)
+    rec["foreign_cpu_pct"] = (100.0 * (hz_total - srv_s - cli_s) / wall) if (srv_s is not None and wall) else None
+    n0 = netdev_counts(read(os.path.join(d, "netdev.0")))
+    n1 = netdev_counts(read(os.path.join(d, "netdev.1")))
+    rec["client_if"] = {k: n1[k] - n0[k] for k in n0 if k in n1} if n0 and n1 else None
     for k in ("others_before", "others_after"):
         v = (read(os.path.join(d, k)) or "").strip()
         rec[k] = int(v) if v.isdigit() else None
     return rec
+
+
+NOISY_FOREIGN_PCT = 8.0
+
+
+def is_noisy(rec):
+    f = rec.get("foreign_cpu_pct")
+    return ((rec.get("others_before") or 0) + (rec.get("others_after") or 0) > 0
+            or (f is not None and f > NOISY_FOREIGN_PCT))
+
+
+def cmd_noisy(dirs):
+    """Exit 1 when one of the runs was disturbed by another process."""
+    bad = 0
+    for d in dirs:
+        r = run_record(d)
+        if is_noisy(r):
+            bad += 1
+            f = r.get("foreign_cpu_pct")
+            print(f"{os.path.basename(d)}: other processes {r.get('others_before')}/{r.get('others_after')}, "
+                  f"foreign CPU {'-' if f is None else format(f, '.0f')}%")
+    return 1 if bad else 0
 
 
 def fmt_rps(v):
@@ -207,6 +253,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         if os.path.isdir(d) and re.match(r"^s\d+-r\d+-(kernel|lstack)$", name):
             runs.append(run_record(d))
     runs.sort(key=lambda r: (r.get("scenario", 0), r.get("round", 0), r.get("kind", "")))
+    retried = sorted(n for n in (os.listdir(raw) if os.path.isdir(raw) else []) if ".noisy" in n)
 
     scen = {}
     for s in scen_list:
@@ -219,7 +266,19 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         per_kind = {}
         for k in KINDS:
             kr = [r for r in srun if r.get("kind") == k and r["status"] == "ok"]
+            nreq = None
+            m = re.search(r" -n (\d+) ", " ".join(c for c in (read(os.path.join(out, "commands.txt"), "") or "").splitlines()
+                                                   if c.startswith(f"scenario {s} client:")) + " ")
+            if m:
+                nreq = int(m.group(1))
+            def per_req(r, key):
+                ci = r.get("client_if")
+                if not ci or key not in ci or not nreq or not r["tests"]:
+                    return None
+                return ci[key] / (nreq * len(r["tests"]))
             per_kind[k] = {
+                "pkts_to_client_per_req": median([per_req(r, "rx_packets") for r in kr]),
+                "pkts_from_client_per_req": median([per_req(r, "tx_packets") for r in kr]),
                 "rounds_ok": len(kr),
                 "server_cpu_pct": median([r["server_cpu_pct"] for r in kr]),
                 "client_cpu_pct": median([r.get("client_cpu_pct") for r in kr]),
@@ -277,6 +336,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         "scenarios": {str(k): v for k, v in scen.items()},
         "targets": targets,
         "runs": runs,
+        "noisy_retried": retried,
     }
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(result, f, indent=1, sort_keys=False)
@@ -305,14 +365,15 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         w = csv.writer(f)
         w.writerow(["scenario", "round", "kind", "status", "test", "rps", "p50_ms", "p99_ms", "max_ms",
                     "wall_s", "server_cpu_pct", "client_cpu_pct",
-                    f"cpu{server_cpu}_busy_pct", f"cpu{client_cpu}_busy_pct", "others_before", "others_after"])
+                    f"cpu{server_cpu}_busy_pct", f"cpu{client_cpu}_busy_pct", "foreign_cpu_pct",
+                    "others_before", "others_after"])
         for r in runs:
             for t, v in (r["tests"] or {"-": {}}).items():
                 w.writerow([r.get("scenario"), r.get("round"), r.get("kind"), r["status"], t,
                             v.get("rps"), v.get("p50"), v.get("p99"), v.get("max"),
                             r["wall_s"], r["server_cpu_pct"], r.get("client_cpu_pct"),
                             r["cpu_busy_pct"].get(f"cpu{server_cpu}"), r["cpu_busy_pct"].get(f"cpu{client_cpu}"),
-                            r["others_before"], r["others_after"]])
+                            r.get("foreign_cpu_pct"), r["others_before"], r["others_after"]])
 
     write_chart(out, scen)
     text = table(result)
@@ -356,16 +417,26 @@ def table(result):
                      f"   {srv}/{cli} busy: kernel {fmt_pct(kk['cpu_busy_pct'].get(srv))}/{fmt_pct(kk['cpu_busy_pct'].get(cli))},"
                      f" lstack {fmt_pct(lk['cpu_busy_pct'].get(srv))}/{fmt_pct(lk['cpu_busy_pct'].get(cli))}"
                      f"   rounds ok: {kk['rounds_ok']}/{lk['rounds_ok']}")
+        if kk.get("pkts_to_client_per_req") is not None or lk.get("pkts_to_client_per_req") is not None:
+            def pk(v):
+                return "-" if v is None else f"{v:.2f}"
+            lines.append(f"  packets per request, to/from the client: kernel {pk(kk.get('pkts_to_client_per_req'))}"
+                         f"/{pk(kk.get('pkts_from_client_per_req'))}, lstack {pk(lk.get('pkts_to_client_per_req'))}"
+                         f"/{pk(lk.get('pkts_from_client_per_req'))}")
     lines.append("")
     lines.append("targets:")
     for t in result["targets"]:
         vals = ", ".join(f"{k} {fmt_x(x)}" for k, x in t["values"].items()) or "none"
         lines.append(f"  [{'met' if t['met'] else 'MISSED'}] {t['target']}: {vals}")
-    busy = [r for r in result["runs"] if (r.get("others_before") or 0) + (r.get("others_after") or 0) > 0]
+    busy = [r for r in result["runs"] if is_noisy(r)]
     if busy:
         lines.append("")
-        lines.append(f"note: other benchmark/test/build processes were running during {len(busy)} of "
-                     f"{len(result['runs'])} runs (a noisy machine)")
+        lines.append(f"note: {len(busy)} of {len(result['runs'])} runs kept were disturbed by other processes "
+                     f"(another benchmark/test/build running, or > {NOISY_FOREIGN_PCT:.0f}% of a CPU used by "
+                     f"others): {', '.join(r['dir'] for r in busy)}")
+    retried = result.get("noisy_retried", [])
+    if retried:
+        lines.append(f"note: {len(retried)} disturbed run(s) were repeated (kept aside as *.noisyN)")
     return "\n".join(lines) + "\n"
 
 
@@ -484,6 +555,8 @@ def cmd_perf(d):
 
 
 def main(argv):
+    if len(argv) >= 2 and argv[0] == "noisy":
+        return cmd_noisy(argv[1:])
     if len(argv) >= 2 and argv[0] == "perf":
         return cmd_perf(argv[1])
     if len(argv) >= 2 and argv[0] == "oneline":

@@ -25,6 +25,7 @@
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "stackctl.h"
+#include "pair_conf.h"
 
 #define PORT 6379
 #define NCONN 20
@@ -32,6 +33,8 @@
 
 static int failures, count;
 static struct stack *A, *B;
+#define CTL_EXTRA "tcp_conn_count = 64;\nunix_prefix = \"t_\";"
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 void lsock_changed(struct lsock *s)
@@ -47,19 +50,6 @@ static void check(int cond, const char *name)
         failures++;
 }
 
-static int load(struct lstack_conf *c, const char *host, const char *gw)
-{
-    char text[512], err[1024];
-    snprintf(text, sizeof(text),
-             "dpdk_args = [\"--no-pci\"];\nhost_addr = \"%s\";\nmask_addr = \"255.255.255.0\";\n"
-             "gateway_addr = \"%s\";\ntcp_conn_count = 64;\nunix_prefix = \"t_\";\n",
-             host, gw);
-    if (lstack_conf_parse(text, "ctl.conf", c, err, sizeof(err)) != 0) {
-        printf("# %s\n", err);
-        return -1;
-    }
-    return 0;
-}
 
 static void pump(int rounds)
 {
@@ -328,7 +318,7 @@ int main(void)
 {
     struct lstack_conf ca, cb;
     char err[512];
-    if (load(&ca, "198.18.0.2", "198.18.0.1") != 0 || load(&cb, "198.18.0.1", "198.18.0.2") != 0) {
+    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", CTL_EXTRA) != 0 || pair_conf(&cb, "198.18.0.1", "198.18.0.2", CTL_EXTRA) != 0) {
         printf("not ok 1 - configs parse\n1..1\n");
         return 1;
     }

@@ -27,24 +27,12 @@
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "test_event.h"
+#include "pair_conf.h"
 
 enum { PORT = 6379 };
 
 static struct stack *stacks[2]; /* A: client side, B: server side */
 
-static int load(struct lstack_conf *c, const char *host, const char *gw)
-{
-    char text[512], err[1024];
-    snprintf(text, sizeof(text),
-             "dpdk_args = [\"--no-pci\"];\nhost_addr = \"%s\";\nmask_addr = \"255.255.255.0\";\n"
-             "gateway_addr = \"%s\";\n",
-             host, gw);
-    if (lstack_conf_parse(text, "pair.conf", c, err, sizeof(err)) != 0) {
-        printf("# %s\n", err);
-        return -1;
-    }
-    return 0;
-}
 
 /* A kernel socket fd standing for stack socket s (as sockfd_adopt makes). */
 static int sock_fd(struct lsock *s)
@@ -268,7 +256,7 @@ int main(void)
 {
     struct lstack_conf ca, cb;
     char err[512];
-    if (load(&ca, "198.18.0.2", "198.18.0.1") != 0 || load(&cb, "198.18.0.1", "198.18.0.2") != 0) {
+    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", NULL) != 0 || pair_conf(&cb, "198.18.0.1", "198.18.0.2", NULL) != 0) {
         check(false, "configs parse");
         return test_done();
     }

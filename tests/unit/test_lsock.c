@@ -19,6 +19,7 @@
 #include "nic/nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
+#include "pair_conf.h"
 
 #define B_MAX_SOCKS 6 /* B's tcp_conn_count: small, to test the limit */
 #define PORT 6379
@@ -44,19 +45,6 @@ static void check(int cond, const char *name)
         failures++;
 }
 
-static int load(struct lstack_conf *c, const char *host, const char *gw, int max_socks)
-{
-    char text[512], err[1024];
-    snprintf(text, sizeof(text),
-             "dpdk_args = [\"--no-pci\"];\nhost_addr = \"%s\";\nmask_addr = \"255.255.255.0\";\n"
-             "gateway_addr = \"%s\";\ntcp_conn_count = %d;\n",
-             host, gw, max_socks);
-    if (lstack_conf_parse(text, "lsock.conf", c, err, sizeof(err)) != 0) {
-        printf("# %s\n", err);
-        return -1;
-    }
-    return 0;
-}
 
 static void pump(int rounds)
 {
@@ -461,7 +449,9 @@ int main(void)
 {
     struct lstack_conf ca, cb;
     char err[512];
-    if (load(&ca, "198.18.0.2", "198.18.0.1", 64) != 0 || load(&cb, "198.18.0.1", "198.18.0.2", B_MAX_SOCKS) != 0) {
+    char b_extra[64];
+    snprintf(b_extra, sizeof(b_extra), "tcp_conn_count = %d;", B_MAX_SOCKS);
+    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 64;") != 0 || pair_conf(&cb, "198.18.0.1", "198.18.0.2", b_extra) != 0) {
         printf("not ok 1 - configs parse\n1..1\n");
         return 1;
     }

@@ -9,6 +9,7 @@
 #include "conf/conf.h"
 #include "nic/nic.h"
 #include "stack/stack.h"
+#include "pair_conf.h"
 
 static int failures, count;
 
@@ -20,19 +21,6 @@ static void check(int cond, const char *name)
         failures++;
 }
 
-static int load(struct lstack_conf *c, const char *host, const char *gw)
-{
-    char text[512], err[1024];
-    snprintf(text, sizeof(text),
-             "dpdk_args = [\"--no-pci\"];\nhost_addr = \"%s\";\nmask_addr = \"255.255.255.0\";\n"
-             "gateway_addr = \"%s\";\n",
-             host, gw);
-    if (lstack_conf_parse(text, "pair.conf", c, err, sizeof(err)) != 0) {
-        printf("# %s\n", err);
-        return -1;
-    }
-    return 0;
-}
 
 static void poll_both(struct stack *a, struct stack *b, int rounds)
 {
@@ -46,7 +34,7 @@ int main(void)
 {
     struct lstack_conf ca, cb;
     char err[512];
-    if (load(&ca, "198.18.0.2", "198.18.0.1") != 0 || load(&cb, "198.18.0.1", "198.18.0.2") != 0) {
+    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", NULL) != 0 || pair_conf(&cb, "198.18.0.1", "198.18.0.2", NULL) != 0) {
         printf("not ok 1 - configs parse\n1..1\n");
         return 1;
     }
