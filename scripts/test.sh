@@ -22,7 +22,7 @@ rc=0
 meson test -C "$BUILD" --print-errorlogs "$@" || rc=$?
 
 # The benchmark command must keep working: one short round of every scenario
-# (scripts/bench.sh --short, about a minute). Needs root; only on a full run
+# (scripts/bench.sh --short, well under a minute). Needs root; only on a full run
 # (no meson test arguments); LSTACK_BENCH_SHORT=0 leaves it out. Counted as
 # one more test in the closing line.
 bench=none
