@@ -159,17 +159,6 @@ WORK="$(mktemp -d "/tmp/lstack-bench-${LSTACK_TB}.XXXXXX")"
 
 log() { echo "bench: $*"; }
 
-# Wait until PID is gone (or a zombie), at most $2 seconds.
-wait_gone() {
-    local pid="$1" t="$2" i
-    for ((i = 0; i < t * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" == Z ]] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # shellcheck disable=SC2317 # called from the cleanup trap
 bench_cleanup() {
     local pid
@@ -177,7 +166,7 @@ bench_cleanup() {
         [[ -n "$pid" ]] || continue
         if kill -0 "$pid" 2>/dev/null; then
             kill -TERM "$pid" 2>/dev/null || true
-            wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
+            tb_wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
         fi
         wait "$pid" 2>/dev/null || true
     done
@@ -264,7 +253,7 @@ stop_server() { # DIR
     local rc=0
     [[ -n "$SRV_PID" ]] || return 0
     kill -TERM "$SRV_PID" 2>/dev/null || true
-    if ! wait_gone "$SRV_PID" 30; then
+    if ! tb_wait_gone "$SRV_PID" 30; then
         log "redis pid $SRV_PID still running 30 s after SIGTERM: SIGKILL"
         kill -KILL "$SRV_PID" 2>/dev/null || true
         rc=1

@@ -4,7 +4,7 @@
  * Owns the zero-copy rx path (an lwIP custom pbuf stored in the mbuf's
  * private area points at the frame in the mbuf; freeing the pbuf frees the
  * mbuf) and the tx path (lwIP's linkoutput copies the frame into a tx mbuf
- * that nic_tx_flush sends in a batch at the end of the poll round).
+ * that the port's tx_flush sends in a batch at the end of the poll round).
  *
  * Rejected for now: zero-copy tx (lwIP's LWIP_NETIF_TX_SINGLE_PBUF build
  * already copies each segment into one RAM pbuf; wrapping that in an

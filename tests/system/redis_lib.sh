@@ -286,16 +286,6 @@ r_wait_ready() {
     return 1
 }
 
-# r__wait_gone PID TIMEOUT_S : until PID is gone or a zombie.
-r__wait_gone() {
-    local pid="$1" t="$2" i
-    for ((i = 0; i < t * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" == Z ]] && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # r_stop NAME [term|shutdown|kill] : stop redis; for term and shutdown the exit
 # status must be 0 (for a daemon: the process must be gone). 30 s bound, then
@@ -317,10 +307,10 @@ r_stop() {
         ;;
     *) r_fail "r_stop: unknown way '$how'" ;;
     esac
-    if ! r__wait_gone "$pid" 30; then
+    if ! tb_wait_gone "$pid" 30; then
         echo "   redis '$name' (pid $pid) still running 30 s after '$how': SIGKILL"
         kill -KILL "$pid" 2>/dev/null || true
-        r__wait_gone "$pid" 5 || true
+        tb_wait_gone "$pid" 5 || true
         ((daemon)) || wait "$pid" 2>/dev/null || true
         R_PID[$name]=""
         return 1
@@ -378,7 +368,7 @@ r__cleanup() {
         [[ -n "$pid" ]] || continue
         if r_alive "$n"; then
             kill -TERM "$pid" 2>/dev/null || true
-            r__wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
+            tb_wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
         fi
         [[ -n "${R_PIDFILE[$n]:-}" ]] || wait "$pid" 2>/dev/null || true
         R_PID[$n]=""

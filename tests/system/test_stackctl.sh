@@ -59,8 +59,15 @@ t_ok "no lstack process: 'no running lstack process found', exit 3"
 # --- 2: 1,000 held clients -------------------------------------------------
 N=1000
 r_conf "$R_CONF" 'tcp_conn_count = 1200;' 'mbuf_count_per_conn = 16;'
+# A socket left by a process killed with -9 (a pid that cannot exist):
+# the next lstack process removes it when it starts its control socket.
+STALE="$LSTACK_RUN_DIR/lstack.999999999.sock"
+python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$STALE" ||
+    t_fail "cannot make a stale socket $STALE"
 R_ULIMIT_N=4096 r_start srv lstack --maxclients 2000
 r_wait_ready srv || r_fail "redis did not come up"
+[[ ! -e "$STALE" ]] || r_fail "the stale control socket of a dead pid was not removed at start"
+t_ok "a control socket left by a dead process is removed when the next one starts"
 PID=$(r_pid srv)
 SOCK="$LSTACK_RUN_DIR/lstack.$PID.sock"
 [[ -S "$SOCK" ]] || r_fail "no control socket $SOCK"

@@ -455,23 +455,29 @@ tb_lstackd_stat() {
     tb_stat_value "$line" "$1"
 }
 
+# tb_wait_gone PID SECONDS : until PID has exited (gone, or a zombie waiting
+# to be reaped); 1 if it still runs after SECONDS.
+tb_wait_gone() {
+    local pid="$1" t="$2" i
+    for ((i = 0; i < t * 10; i++)); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" == Z ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 tb_lstackd_running() {
     [[ -n "$TB_LSTACKD_PID" ]] && kill -0 "$TB_LSTACKD_PID" 2>/dev/null
 }
 
 # tb_stop_lstackd : SIGTERM, expect exit 0 and "lstackd: stopped".
 tb_stop_lstackd() {
-    local pid="$TB_LSTACKD_PID" i rc=0 ok=0
+    local pid="$TB_LSTACKD_PID" rc=0 ok=0
     [[ -n "$pid" ]] || return 0
     if kill -0 "$pid" 2>/dev/null; then
         kill -TERM "$pid" 2>/dev/null || true
-        for ((i = 0; i < 150; i++)); do
-            kill -0 "$pid" 2>/dev/null || break
-            # a zombie still answers kill -0; check the state too
-            [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" == Z ]] && break
-            sleep 0.1
-        done
-        if kill -0 "$pid" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]]; then
+        if ! tb_wait_gone "$pid" 15; then
             tb_log "lstackd pid $pid did not stop within 15 s of SIGTERM: SIGKILL"
             kill -KILL "$pid" 2>/dev/null || true
             ok=1
