@@ -392,6 +392,7 @@ def table(result):
                  f", {v.get('redis', '?').split(' sha=')[0]}, DPDK {v.get('dpdk', '?')}, lwIP {v.get('lwip', '?')}")
     lines.append(f"kernel {v.get('kernel', '?').split(' ')[0]}, {v.get('cpu', '?')}, {v.get('date_utc', '')}")
     lines.append(f"server on CPU {result['server_cpu']}, client on CPU {result['client_cpu']}; "
+                 f"lstack on {v.get('lstack_pmd', '?').split(' ')[0]}; "
                  f"medians over {result['rounds']} round(s); ratio = lstack / kernel")
     srv, cli = f"cpu{result['server_cpu']}", f"cpu{result['client_cpu']}"
     for s, sv in result["scenarios"].items():

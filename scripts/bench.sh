@@ -12,7 +12,7 @@
 #
 #   scripts/bench.sh [--rounds N] [-n N] [--scenarios 1,3] [--short]
 #                    [--out DIR] [--build DIR] [--server-cpu N] [--client-cpu N]
-#                    [--perf] [--retries N]
+#                    [--perf] [--retries N] [--pmd af_xdp|af_packet]
 #
 # Scenarios (redis-benchmark arguments; -n per scenario unless -n is given):
 #   1  -c 50 -P 1 -t set,get -d 3
@@ -29,6 +29,12 @@
 # perf (cpu-clock, 2 kHz) profile of every run: raw/.../perf.data,
 # perf-all.txt (by CPU, process, object), perf-sym.txt (by process, object,
 # symbol) and perf-split.txt (the server and the client by object group).
+#
+# --pmd: the DPDK vdev lstack drives the server veth with (default af_xdp:
+# frames for the stack leave the kernel at the veth's XDP hook; af_packet
+# also runs each of them through the server namespace's IP input, on the
+# client's CPU; see docs/performance.md). The kernel server is measured on
+# the same veth either way, with no XDP program attached.
 #
 # --short: one round, small -n, every scenario: checks that the command works
 # (scripts/test.sh runs it as root); its numbers mean little.
@@ -63,6 +69,7 @@ SERVER_CPU=1
 CLIENT_CPU=0
 PERF=0
 RETRIES=""
+PMD=af_xdp
 
 while (($# > 0)); do
     case "$1" in
@@ -76,6 +83,7 @@ while (($# > 0)); do
     --client-cpu) CLIENT_CPU="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --perf) PERF=1; shift ;;
     --retries) RETRIES="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --pmd) PMD="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -87,6 +95,7 @@ die_usage() { echo "bench.sh: $*" >&2; exit 2; }
 [[ "$SCENARIOS" =~ ^[1-6](,[1-6])*$ ]] || die_usage "--scenarios wants a list of 1..6 like 1,3, not '$SCENARIOS'"
 [[ "$SERVER_CPU" =~ ^[0-9]+$ && "$CLIENT_CPU" =~ ^[0-9]+$ ]] || die_usage "CPU ids are integers"
 [[ "$SERVER_CPU" != "$CLIENT_CPU" ]] || die_usage "server and client need different CPUs"
+[[ "$PMD" == af_xdp || "$PMD" == af_packet ]] || die_usage "--pmd wants af_xdp or af_packet, not '$PMD'"
 if [[ -z "$ROUNDS" ]]; then
     if ((SHORT)); then ROUNDS=1; else ROUNDS=3; fi
 fi
@@ -147,6 +156,7 @@ OUT="$(cd "$OUT" && pwd)"
 export LSTACK_TB="${LSTACK_TB:-lstkbench}"
 export TB_CPU="$SERVER_CPU"
 export TB_HUGEPAGES="${TB_HUGEPAGES:-512}"
+export TB_PMD="$PMD"
 # shellcheck source=tests/system/testbed.sh
 source "$ROOT/tests/system/testbed.sh"
 
@@ -178,7 +188,7 @@ tb_on_cleanup bench_cleanup
 tb_trap_cleanup
 
 log "output: $OUT"
-log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS"
+log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD"
 tb_up >"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: test bed did not come up" >&2; exit 1; }
 tb_add_kernel_addr >>"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: cannot add the kernel address" >&2; exit 1; }
 # -c 1000 with reconnects per test: every ephemeral port there is.
@@ -224,6 +234,10 @@ start_server() {
         pre+=(env LD_PRELOAD="$LIB" GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH="$CONF")
     else
         port=$PORT_KERNEL
+        # The kernel server must get its frames: no stack's XDP program left.
+        local x
+        x=$(tb_xdp_off)
+        [[ -z "$x" ]] || log "$x"
     fi
     mkdir -p "$dir"
     (
@@ -293,13 +307,15 @@ fi
     echo "preload_sha256=$(sha256sum "$LIB" | cut -d' ' -f1) built $(date -u -r "$LIB" +%Y-%m-%dT%H:%M:%SZ)"
     ((GIT_DIRTY)) && echo "lstack_git_diff=lstack-worktree.diff (git diff HEAD of lstack/ and the build files when the run started)"
     echo "redis_server=$REDIS_SERVER"
+    echo "lstack_pmd=net_$PMD ($(tb_vdev))"
     echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$OUT/versions.txt"
 
 KERNEL_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV $REDIS_SERVER $(redis_flags $PORT_KERNEL DIR)"
 LSTACK_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack.conf $REDIS_SERVER $(redis_flags $PORT_LSTACK DIR)"
 {
-    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ}"
+    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD"
+    echo "# lstack drives the server veth with --vdev=$(tb_vdev)"
     echo "# each server started with ulimit -n $ULIMIT_N; client ns: net.ipv4.ip_local_port_range=\"1024 65535\""
     echo "kernel server: $KERNEL_CMD"
     echo "lstack server: $LSTACK_CMD"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: build lstack, make a namespace pair (a client on the kernel
-# stack; a server whose veth is driven by DPDK's net_af_packet), and run the
+# stack; a server whose veth is driven by DPDK's net_af_xdp), and run the
 # same redis-server binary twice in the server namespace, one after the other:
 #   - on the kernel, at 198.18.0.3:6380;
 #   - under lstack (LD_PRELOAD=liblstack.so), at 198.18.0.2:6379;
@@ -19,6 +19,9 @@ scripts/install-deps.sh
 ninja -C "$BUILD"
 
 T_NAME=demo
+# One server at a time (below), so the stack may take every frame of the
+# veth at its XDP hook (tests/system/testbed.sh, TB_PMD).
+export TB_PMD=af_xdp
 # shellcheck source=../tests/system/redis_lib.sh
 source tests/system/redis_lib.sh
 r_init "$BUILD"

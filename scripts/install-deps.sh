@@ -7,9 +7,10 @@
 # Idempotent: asks dpkg first and runs apt-get only when a package is missing.
 #
 # Notes on the list:
-#  - libdpdk-dev depends on the PMD libraries, librte-net-af-packet23 (the
-#    net_af_packet driver the test bed uses) among them, so the "dpdk" package
-#    (tools: dpdk-testpmd, dpdk-devbind) is not needed.
+#  - libdpdk-dev depends on the PMD libraries, among them the two the test
+#    bed uses, librte-net-af-packet23 (tests) and librte-net-af-xdp23 (demo,
+#    benchmark; it brings libxdp1 and libbpf1), so the "dpdk" package (tools:
+#    dpdk-testpmd, dpdk-devbind) is not needed.
 #  - iputils-arping, not "arping": they conflict, and the tests parse the
 #    iputils output.
 #  - kmod gives modprobe, to load veth where it is a module.
@@ -18,7 +19,7 @@ set -euo pipefail
 PACKAGES=(
     # build
     meson ninja-build pkg-config gcc libc6-dev
-    libdpdk-dev librte-net-af-packet23 liblwip-dev libconfig-dev libnuma-dev
+    libdpdk-dev librte-net-af-packet23 librte-net-af-xdp23 liblwip-dev libconfig-dev libnuma-dev
     # system tests: namespaces, veth, ping/arping, offload settings
     iproute2 iputils-ping iputils-arping ethtool procps kmod
     # application tests

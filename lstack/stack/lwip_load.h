@@ -25,7 +25,9 @@ struct lwip_api {
     void *handle;
     int fd; /* the memfd, open as long as the copy is loaded (see lwip_load.c) */
 #define LWIP_FN(ret, name, params) ret(*name) params;
+#define LWIP_VAR(type, name) type *name;
 #include "stack/lwip_api.def"
+#undef LWIP_VAR
 #undef LWIP_FN
 };
 

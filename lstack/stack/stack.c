@@ -2,7 +2,8 @@
  * stack.c - life cycle and poll round of one stack (see stack.h).
  *
  * Owns the order of bring-up (lwIP copy, port, netif) and tear-down, and the
- * per-round work: rx burst -> frame filter -> lwIP -> timers -> tx flush.
+ * per-round work: rx burst -> frame filter -> PCB list order -> lwIP -> timers
+ * -> tx flush.
  * Rejected: calling lwIP's timers from a separate timer thread (lwIP is not
  * thread-safe without tcpip_init's core lock, and the Debian build's core
  * lock would send the raw API through its tcpip thread).
@@ -53,15 +54,23 @@ unsigned stack_poll(struct stack *s)
     s->st.polls++;
     if (n > 0)
         s->st.busy_polls++;
+    /* Filter the burst, then put its connections at the front of lwIP's
+     * PCB list (pcb_front.h), then hand it to lwIP in arrival order. */
+    unsigned pass = 0;
+    pcb_front_reset(&s->front);
     for (unsigned i = 0; i < n; i++) {
         enum frame_verdict v = frame_classify(&s->filter, pkts[i].data, pkts[i].len);
         if (v == FRAME_PASS) {
-            stack_netif_input(s, &pkts[i]);
+            pcb_front_note(&s->front, pkts[i].data, pkts[i].len);
+            pkts[pass++] = pkts[i];
         } else {
             s->st.drop[v]++;
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
+    pcb_front_apply(&s->front, s->L.tcp_active_pcbs);
+    for (unsigned i = 0; i < pass; i++)
+        stack_netif_input(s, &pkts[i]);
     s->L.sys_check_timeouts();
     nic->ops->tx_flush(nic);
     return n;

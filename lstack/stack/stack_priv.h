@@ -9,6 +9,7 @@
 #include "lwip/netif.h"
 
 #include "stack/lwip_load.h"
+#include "stack/pcb_front.h"
 #include "stack/stack.h"
 
 struct stack {
@@ -18,6 +19,7 @@ struct stack {
     struct frame_filter filter;
     ip4_addr_t gw;
     unsigned burst;
+    struct pcb_front front;    /* connections of the burst being received */
     int index;
     struct stack_stats st;     /* nic part filled on demand */
     uint32_t max_socks;        /* tcp_conn_count */

@@ -1,0 +1,215 @@
+/*
+ * test_pcb_front.c - moving a burst's connections to the front of lwIP's
+ * active PCB list (lstack/stack/pcb_front.c), one behaviour per test.
+ * The PCBs are zeroed struct tcp_pcb with only the fields the lookup reads;
+ * no lwIP code runs. TAP output.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lwip/tcp.h"
+#include "stack/pcb_front.h"
+
+static int failures, count;
+
+static void check(int cond, const char *name)
+{
+    count++;
+    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
+    if (!cond)
+        failures++;
+}
+
+enum { NPCB = 1000, LPORT = 6379 };
+
+static struct tcp_pcb pcbs[NPCB];
+static struct tcp_pcb *head;
+static struct pcb_front *pf;
+
+static uint32_t client_ip(unsigned i) { return htonl(0xc6120001u + (i % 3)); }   /* 198.18.0.1..3 */
+static uint16_t client_port(unsigned i) { return (uint16_t)(20000 + i); }
+
+/* A list 0 -> 1 -> ... -> NPCB-1, PCB i = connection from client i. */
+static void make_list(void)
+{
+    memset(pcbs, 0, sizeof(pcbs));
+    for (unsigned i = 0; i < NPCB; i++) {
+        IP_SET_TYPE_VAL(pcbs[i].remote_ip, IPADDR_TYPE_V4);
+        ip_2_ip4(&pcbs[i].remote_ip)->addr = client_ip(i);
+        pcbs[i].remote_port = client_port(i);
+        pcbs[i].local_port = LPORT;
+        pcbs[i].next = i + 1 < NPCB ? &pcbs[i + 1] : NULL;
+    }
+    head = &pcbs[0];
+}
+
+/* An Ethernet/IPv4 frame from client i to LPORT; proto 6 = TCP. */
+static size_t frame_from(uint8_t *f, unsigned i, uint8_t proto)
+{
+    memset(f, 0, 64);
+    f[12] = 0x08;
+    f[13] = 0x00;
+    uint8_t *ip = f + 14;
+    ip[0] = 0x45;
+    ip[9] = proto;
+    uint32_t src = client_ip(i);
+    memcpy(ip + 12, &src, 4);
+    uint8_t *tcp = ip + 20;
+    tcp[0] = (uint8_t)(client_port(i) >> 8);
+    tcp[1] = (uint8_t)client_port(i);
+    tcp[2] = LPORT >> 8;
+    tcp[3] = LPORT & 0xff;
+    return 14 + 20 + 20;
+}
+
+static void note(unsigned i)
+{
+    uint8_t f[64];
+    size_t len = frame_from(f, i, 6);
+    pcb_front_note(pf, f, len);
+}
+
+static unsigned list_len(void)
+{
+    unsigned n = 0;
+    for (struct tcp_pcb *p = head; p != NULL && n <= NPCB; p = p->next)
+        n++;
+    return n;
+}
+
+/* Every PCB still in the list exactly once. */
+static int same_set(void)
+{
+    static unsigned char seen[NPCB];
+    memset(seen, 0, sizeof(seen));
+    unsigned n = 0;
+    for (struct tcp_pcb *p = head; p != NULL && n <= NPCB; p = p->next, n++) {
+        size_t i = (size_t)(p - pcbs);
+        if (i >= NPCB || seen[i])
+            return 0;
+        seen[i] = 1;
+    }
+    return n == NPCB;
+}
+
+static void test_moves_burst_to_front(void)
+{
+    make_list();
+    pcb_front_reset(pf);
+    note(999);
+    note(500);
+    note(998);
+    unsigned moved = pcb_front_apply(pf, &head);
+    check(moved == 3, "three noted connections are moved");
+    /* the front group keeps list order: 500, 998, 999 */
+    check(head == &pcbs[500] && head->next == &pcbs[998] && head->next->next == &pcbs[999],
+          "the burst's PCBs lead the list");
+    check(head->next->next->next == &pcbs[0], "the rest follows in its old order");
+    check(same_set() && list_len() == NPCB, "no PCB lost or duplicated");
+}
+
+static void test_duplicate_segments_one_key(void)
+{
+    make_list();
+    pcb_front_reset(pf);
+    for (int k = 0; k < 5; k++)
+        note(700);
+    check(pf->n == 1, "five segments of one connection are one key");
+    check(pcb_front_apply(pf, &head) == 1 && head == &pcbs[700], "its PCB is moved once");
+    check(same_set(), "no PCB lost or duplicated");
+}
+
+static void test_unknown_connection_changes_nothing(void)
+{
+    make_list();
+    pcb_front_reset(pf);
+    uint8_t f[64];
+    size_t len = frame_from(f, 5000, 6); /* no PCB (a SYN, or a stale segment) */
+    pcb_front_note(pf, f, len);
+    check(pcb_front_apply(pf, &head) == 0, "nothing moved for a connection lwIP does not have");
+    check(head == &pcbs[0] && same_set(), "list unchanged");
+}
+
+static void test_non_tcp_ignored(void)
+{
+    make_list();
+    pcb_front_reset(pf);
+    uint8_t f[64];
+    size_t len = frame_from(f, 10, 1); /* ICMP */
+    pcb_front_note(pf, f, len);
+    f[12] = 0x08;
+    f[13] = 0x06; /* ARP */
+    pcb_front_note(pf, f, 42);
+    len = frame_from(f, 11, 6);
+    pcb_front_note(pf, f, 14 + 20 + 3); /* truncated before the ports */
+    check(pf->n == 0, "ICMP, ARP and truncated TCP are not noted");
+    check(pcb_front_apply(pf, &head) == 0 && head == &pcbs[0], "list unchanged");
+}
+
+static void test_new_burst_forgets_old(void)
+{
+    make_list();
+    pcb_front_reset(pf);
+    note(300);
+    pcb_front_reset(pf);
+    note(301);
+    check(pcb_front_apply(pf, &head) == 1 && head == &pcbs[301], "only the current burst's connection moves");
+    check(head->next == &pcbs[0], "the previous burst's one stays where it was");
+}
+
+static void test_generation_wrap(void)
+{
+    make_list();
+    pf->gen = UINT32_MAX - 1;
+    pcb_front_reset(pf); /* gen = UINT32_MAX */
+    note(42);
+    pcb_front_reset(pf); /* wraps: table cleared, gen = 1 */
+    check(pf->gen == 1 && pf->n == 0, "the generation wraps to 1 with an empty table");
+    note(43);
+    check(pcb_front_apply(pf, &head) == 1 && head == &pcbs[43], "lookups work after the wrap");
+}
+
+static void test_full_burst(void)
+{
+    make_list();
+    pcb_front_reset(pf);
+    for (unsigned i = 0; i < PCB_FRONT_MAX + 10; i++)
+        note(NPCB - 1 - i);
+    check(pf->n == PCB_FRONT_MAX, "keys past PCB_FRONT_MAX are dropped");
+    check(pcb_front_apply(pf, &head) == PCB_FRONT_MAX, "every noted connection is moved");
+    check(same_set(), "no PCB lost or duplicated");
+    /* the first PCB_FRONT_MAX noted were NPCB-1 down to NPCB-PCB_FRONT_MAX */
+    struct tcp_pcb *p = head;
+    int ok = 1;
+    for (unsigned k = 0; k < PCB_FRONT_MAX; k++, p = p->next)
+        ok &= (size_t)(p - pcbs) >= NPCB - PCB_FRONT_MAX;
+    check(ok, "they lead the list");
+}
+
+static void test_empty_list(void)
+{
+    struct tcp_pcb *none = NULL;
+    pcb_front_reset(pf);
+    note(1);
+    check(pcb_front_apply(pf, &none) == 0 && none == NULL, "an empty list stays empty");
+}
+
+int main(void)
+{
+    pf = calloc(1, sizeof(*pf));
+    if (pf == NULL)
+        return 1;
+    test_moves_burst_to_front();
+    test_duplicate_segments_one_key();
+    test_unknown_connection_changes_nothing();
+    test_non_tcp_ignored();
+    test_new_burst_forgets_old();
+    test_generation_wrap();
+    test_full_burst();
+    test_empty_list();
+    printf("1..%d\n", count);
+    free(pf);
+    return failures != 0;
+}
