@@ -53,6 +53,8 @@ void pcb_front_note(struct pcb_front *pf, const uint8_t *f, size_t len)
     struct pcb_front_slot *sl = lookup(pf, rip, rport, lport);
     if (sl->gen == pf->gen)
         return; /* another segment of a noted connection */
+    unsigned home = key_slot(rip, rport, lport);
+    pf->home[home / 64] |= 1ull << (home % 64);
     sl->gen = pf->gen;
     sl->rip = rip;
     sl->rport = rport;
@@ -64,12 +66,16 @@ static inline int noted(struct pcb_front *pf, const struct tcp_pcb *pcb)
 {
     if (!IP_IS_V4_VAL(pcb->remote_ip))
         return 0;
-    return lookup(pf, ip_2_ip4(&pcb->remote_ip)->addr, pcb->remote_port, pcb->local_port)->gen == pf->gen;
+    uint32_t rip = ip_2_ip4(&pcb->remote_ip)->addr;
+    unsigned home = key_slot(rip, pcb->remote_port, pcb->local_port);
+    if (!(pf->home[home / 64] >> (home % 64) & 1))
+        return 0; /* most PCBs of the list: one bit in L1 */
+    return lookup(pf, rip, pcb->remote_port, pcb->local_port)->gen == pf->gen;
 }
 
 unsigned pcb_front_apply(struct pcb_front *pf, struct tcp_pcb **head)
 {
-    if (pf->n == 0 || *head == NULL)
+    if (pf->n < 2 || *head == NULL)
         return 0;
     struct tcp_pcb *front = NULL, *front_tail = NULL;
     struct tcp_pcb **link = head;

@@ -114,7 +114,7 @@ r_bed_init() {
     tb_on_cleanup 'r__cleanup'
     tb_on_cleanup 't__cleanup_work'
     tb_trap_cleanup
-    echo "== $(basename "$0"): target $R_TARGET ($R_HOST), bed '$LSTACK_TB'"
+    echo "== $(basename "$0"): target $R_TARGET ($R_HOST), bed '$LSTACK_TB', net_$TB_PMD"
     tb_up || t_fail "test bed did not come up"
     if ! r_is_lstack; then
         tb_add_kernel_addr || t_fail "cannot add the kernel address"
@@ -398,7 +398,7 @@ r_conf_files() {
         mkdir -p "$R_HUGEDIR"
         mount -t hugetlbfs -o pagesize=2M nodev "$R_HUGEDIR" || r_fail "cannot mount hugetlbfs on $R_HUGEDIR"
     fi
-    r_conf "$file" "dpdk_args = [ \"--no-pci\", \"--huge-dir\", \"$R_HUGEDIR\", \"--file-prefix\", \"${LSTACK_TB}x\", \"-l\", \"$TB_CPU\", \"--vdev=net_af_packet0,iface=$TB_IF_SRV,framecnt=4096\" ];" "$@"
+    r_conf "$file" "dpdk_args = [ \"--no-pci\", \"--huge-dir\", \"$R_HUGEDIR\", \"--file-prefix\", \"${LSTACK_TB}x\", \"-l\", \"$TB_CPU\", \"--vdev=$(tb_vdev)\" ];" "$@"
 }
 
 # Background client processes started by r_bench_bg (killed by the cleanup trap).

@@ -116,9 +116,22 @@ static void test_duplicate_segments_one_key(void)
     pcb_front_reset(pf);
     for (int k = 0; k < 5; k++)
         note(700);
-    check(pf->n == 1, "five segments of one connection are one key");
-    check(pcb_front_apply(pf, &head) == 1 && head == &pcbs[700], "its PCB is moved once");
+    note(701);
+    note(700);
+    check(pf->n == 2, "six segments of two connections are two keys");
+    check(pcb_front_apply(pf, &head) == 2 && head == &pcbs[700] && head->next == &pcbs[701],
+          "each PCB is moved once");
     check(same_set(), "no PCB lost or duplicated");
+}
+
+static void test_single_connection_left_to_lwip(void)
+{
+    make_list();
+    pcb_front_reset(pf);
+    note(900);
+    note(900);
+    check(pcb_front_apply(pf, &head) == 0 && head == &pcbs[0] && same_set(),
+          "a burst of one connection leaves the list to lwIP's own walk");
 }
 
 static void test_unknown_connection_changes_nothing(void)
@@ -155,8 +168,10 @@ static void test_new_burst_forgets_old(void)
     note(300);
     pcb_front_reset(pf);
     note(301);
-    check(pcb_front_apply(pf, &head) == 1 && head == &pcbs[301], "only the current burst's connection moves");
-    check(head->next == &pcbs[0], "the previous burst's one stays where it was");
+    note(302);
+    check(pcb_front_apply(pf, &head) == 2 && head == &pcbs[301] && head->next == &pcbs[302],
+          "only the current burst's connections move");
+    check(head->next->next == &pcbs[0], "the previous burst's one stays where it was");
 }
 
 static void test_generation_wrap(void)
@@ -168,7 +183,8 @@ static void test_generation_wrap(void)
     pcb_front_reset(pf); /* wraps: table cleared, gen = 1 */
     check(pf->gen == 1 && pf->n == 0, "the generation wraps to 1 with an empty table");
     note(43);
-    check(pcb_front_apply(pf, &head) == 1 && head == &pcbs[43], "lookups work after the wrap");
+    note(44);
+    check(pcb_front_apply(pf, &head) == 2 && head == &pcbs[43], "lookups work after the wrap");
 }
 
 static void test_full_burst(void)
@@ -193,6 +209,7 @@ static void test_empty_list(void)
     struct tcp_pcb *none = NULL;
     pcb_front_reset(pf);
     note(1);
+    note(2);
     check(pcb_front_apply(pf, &none) == 0 && none == NULL, "an empty list stays empty");
 }
 
@@ -203,6 +220,7 @@ int main(void)
         return 1;
     test_moves_burst_to_front();
     test_duplicate_segments_one_key();
+    test_single_connection_left_to_lwip();
     test_unknown_connection_changes_nothing();
     test_non_tcp_ignored();
     test_new_burst_forgets_old();
