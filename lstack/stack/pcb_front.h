@@ -48,10 +48,13 @@ struct pcb_front {
     } slot[PCB_FRONT_SLOTS];
 };
 
-/* Start a burst: O(1), the table is emptied by moving to a new generation
+/* Start a burst: nothing to do after a burst that noted nothing (an idle
+ * poll round); else the table is emptied by moving to a new generation
  * (the struct must start zeroed, e.g. from calloc). */
 static inline void pcb_front_reset(struct pcb_front *pf)
 {
+    if (pf->n == 0 && pf->gen != 0)
+        return; /* (gen 0 would make every zeroed slot look in use) */
     pf->n = 0;
     memset(pf->home, 0, sizeof(pf->home));
     if (++pf->gen == 0) { /* wrapped: old stamps could look current */

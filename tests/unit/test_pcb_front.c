@@ -177,6 +177,8 @@ static void test_new_burst_forgets_old(void)
 static void test_generation_wrap(void)
 {
     make_list();
+    pcb_front_reset(pf);
+    note(41);
     pf->gen = UINT32_MAX - 1;
     pcb_front_reset(pf); /* gen = UINT32_MAX */
     note(42);
@@ -204,6 +206,36 @@ static void test_full_burst(void)
     check(ok, "they lead the list");
 }
 
+static void test_idle_reset_keeps_generation(void)
+{
+    make_list();
+    pcb_front_reset(pf);
+    note(10);
+    pcb_front_reset(pf);
+    uint32_t gen = pf->gen;
+    pcb_front_reset(pf); /* idle rounds: nothing noted since */
+    pcb_front_reset(pf);
+    check(pf->gen == gen && pf->n == 0, "a reset after an empty burst costs nothing");
+    note(20);
+    note(21);
+    check(pcb_front_apply(pf, &head) == 2 && head == &pcbs[20], "and the next burst works");
+}
+
+static void test_fresh_struct(void)
+{
+    struct pcb_front *fresh = calloc(1, sizeof(*fresh)); /* as in struct stack */
+    if (fresh == NULL)
+        return;
+    make_list();
+    pcb_front_reset(fresh);
+    uint8_t f[64];
+    pcb_front_note(fresh, f, frame_from(f, 5, 6));
+    pcb_front_note(fresh, f, frame_from(f, 6, 6));
+    check(fresh->n == 2 && pcb_front_apply(fresh, &head) == 2 && head == &pcbs[5],
+          "a zeroed struct works from its first burst");
+    free(fresh);
+}
+
 static void test_empty_list(void)
 {
     struct tcp_pcb *none = NULL;
@@ -226,6 +258,8 @@ int main(void)
     test_new_burst_forgets_old();
     test_generation_wrap();
     test_full_burst();
+    test_idle_reset_keeps_generation();
+    test_fresh_struct();
     test_empty_list();
     printf("1..%d\n", count);
     free(pf);
