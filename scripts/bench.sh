@@ -366,6 +366,8 @@ run_one() { # SCENARIO ROUND KIND
     if ! wait_ready "$kind"; then
         log "scenario $s round $r $kind: redis did not answer PING; its output:"
         tail -n 20 "$d/redis/stdout.log" "$d/redis/redis.log" 2>/dev/null | sed 's/^/  | /'
+        [[ "$kind" == lstack && "$PMD" == af_xdp ]] &&
+            log "hint: net_af_xdp needs XDP sockets in the kernel (CONFIG_XDP_SOCKETS) and libxdp; --pmd af_packet reads the veth through a packet ring instead"
         echo "not_ready" >"$d/status"
         stop_server "$d" || true
         FAILED=$((FAILED + 1))

@@ -18,6 +18,7 @@ scripts/install-deps.sh
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD"
 ninja -C "$BUILD"
 
+# shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=demo
 # One server at a time (below), so the stack may take every frame of the
 # veth at its XDP hook (tests/system/testbed.sh, TB_PMD).
