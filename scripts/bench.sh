@@ -236,7 +236,7 @@ start_server() {
         port=$PORT_KERNEL
         # The kernel server must get its frames: no stack's XDP program left.
         local x
-        x=$(tb_xdp_off)
+        x=$(tb_xdp_off) || log "WARNING: the kernel server may not get its frames"
         [[ -z "$x" ]] || log "$x"
     fi
     mkdir -p "$dir"

@@ -22,7 +22,7 @@ ninja -C "$BUILD"
 T_NAME=demo
 # One server at a time (below), so the stack may take every frame of the
 # veth at its XDP hook (tests/system/testbed.sh, TB_PMD).
-export TB_PMD=af_xdp
+export TB_PMD="${TB_PMD:-af_xdp}"
 # shellcheck source=../tests/system/redis_lib.sh
 source tests/system/redis_lib.sh
 r_init "$BUILD"

@@ -4,8 +4,9 @@
  * DPDK header.
  *
  * The pcb lists are globals of the stack's private lwIP copy, found with
- * dlsym on its handle (lwIP exports them; they are not calls, so they are
- * not in lwip_api.def). A page: one walk of the lists keeping the `max`
+ * dlsym on its handle (lwIP exports them; tcp_active_pcbs is also in
+ * lwip_api.def, for stack/pcb_front.c, and this file keeps one lookup for
+ * all four lists). A page: one walk of the lists keeping the `max`
  * smallest keys after the cursor in a bounded max-heap (O(n log max) per
  * page, no allocation), then the chosen pcbs are read, still under the
  * lock, in key order.

@@ -12,6 +12,8 @@ enum {
     ETH_HLEN_ = 14,
     ETHERTYPE_IPV4_ = 0x0800,
     IPPROTO_TCP_ = 6,
+    TCP_SYN_ = 0x02,
+    TCP_ACK_ = 0x10,
 };
 
 static inline unsigned key_slot(uint32_t rip, uint16_t rport, uint16_t lport)
@@ -41,9 +43,13 @@ void pcb_front_note(struct pcb_front *pf, const uint8_t *f, size_t len)
         return;
     const uint8_t *ip = f + ETH_HLEN_;
     size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
-    if (ip[9] != IPPROTO_TCP_ || ihl < 20 || len < ETH_HLEN_ + ihl + 4)
+    if (ip[9] != IPPROTO_TCP_ || ihl < 20 || len < ETH_HLEN_ + ihl + 14)
         return;
+    if ((((unsigned)ip[6] << 8 | ip[7]) & 0x1fff) != 0)
+        return; /* a fragment past the first: no ports */
     const uint8_t *tcp = ip + ihl;
+    if ((tcp[13] & (TCP_SYN_ | TCP_ACK_)) == TCP_SYN_)
+        return; /* a connection request: no PCB in the active list */
     uint32_t rip;
     memcpy(&rip, ip + 12, 4);
     uint16_t rport = (uint16_t)(tcp[0] << 8 | tcp[1]);

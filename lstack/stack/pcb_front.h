@@ -8,7 +8,8 @@
  * next segment's PCB is always near the tail, so each segment walks the
  * whole list: 38% of the server's instructions at 1000 connections. Before
  * a burst goes to lwIP, one walk of the list moves the burst's PCBs (found
- * through a small hash table of their 4-tuples) to the front; lwIP's own
+ * through a small hash table of (remote address, remote port, local port):
+ * the stack has one address) to the front; lwIP's own
  * walk then stops within the first few entries. One walk per burst instead
  * of one per segment.
  *
@@ -16,7 +17,10 @@
  * for each frame of a burst that the frame filter passed, then
  * pcb_front_apply once, then hands the frames to lwIP. No lwIP call runs in
  * between, so the list is not changing under the walk; only ->next links
- * are rewritten, the set of PCBs in the list is unchanged.
+ * are rewritten, the set of PCBs in the list is unchanged. Segments that
+ * cannot have a PCB in the list are not noted (a SYN without ACK, a
+ * fragment past the first: its bytes are not ports), so that they do not
+ * keep the walk from stopping once every noted connection is found.
  *
  * Rejected: a hash table of our own from 4-tuple to PCB (lwIP would still
  * walk its list: it has no hook for the lookup) and patching lwIP (the

@@ -109,6 +109,10 @@ r_bed_init() {
     *) t_fail "LSTACK_TEST_TARGET='$R_TARGET': expected lstack or kernel" ;;
     esac
     [[ -d /sys/kernel/mm/hugepages/hugepages-2048kB ]] || tb_skip "no 2 MiB hugepage support in this kernel"
+    if [[ "$R_TARGET" == lstack && "$TB_PMD" == af_xdp ]]; then
+        local why
+        why=$(tb_af_xdp_ok) || tb_skip "$why"
+    fi
 
     T_WORK="$(mktemp -d "/tmp/lstack-test-${LSTACK_TB}.XXXXXX")"
     tb_on_cleanup 'r__cleanup'

@@ -238,6 +238,7 @@ tb_down() {
 
 tb_up() {
     tb__check_name || return 1
+    tb_vdev >/dev/null || return 1 # TB_PMD is af_packet or af_xdp
     local ns
     # Idempotent: drop whatever a previous run left behind.
     if [[ -d "$TB_STATE_DIR" ]] || tb__ns_exists "$TB_NS_SRV" || tb__ns_exists "$TB_NS_CLI"; then
@@ -359,14 +360,34 @@ tb_vdev() {
     esac
 }
 
-# tb_xdp_off : detach an XDP program left on the server veth (a stack on
-# af_xdp that was killed before it could remove its own). Prints what it did.
-tb_xdp_off() {
-    if ip -n "$TB_NS_SRV" -d link show dev "$TB_IF_SRV" 2>/dev/null | grep -q ' prog/xdp'; then
-        ip -n "$TB_NS_SRV" link set dev "$TB_IF_SRV" xdp off 2>/dev/null ||
-            ip -n "$TB_NS_SRV" link set dev "$TB_IF_SRV" xdpgeneric off 2>/dev/null || true
-        echo "detached a leftover XDP program from $TB_IF_SRV"
+# tb_af_xdp_ok : can a stack use net_af_xdp here? Prints why not; 1 if not.
+tb_af_xdp_ok() {
+    if [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' librte-net-af-xdp23 2>/dev/null)" != "ii " ]]; then
+        echo "DPDK's net_af_xdp driver (librte-net-af-xdp23) is not installed"
+        return 1
     fi
+    if ! python3 -c 'import socket; socket.socket(44, socket.SOCK_RAW).close()' 2>/dev/null; then
+        echo "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+        return 1
+    fi
+}
+
+tb__xdp_attached() {
+    ip -n "$TB_NS_SRV" -d link show dev "$TB_IF_SRV" 2>/dev/null | grep -q 'prog/xdp'
+}
+
+# tb_xdp_off : detach an XDP program left on the server veth (a stack on
+# af_xdp that was killed before it could remove its own), in either mode.
+# Prints what it did; 1 if a program is still attached afterwards.
+tb_xdp_off() {
+    tb__xdp_attached || return 0
+    ip -n "$TB_NS_SRV" link set dev "$TB_IF_SRV" xdpdrv off 2>/dev/null || true
+    ip -n "$TB_NS_SRV" link set dev "$TB_IF_SRV" xdpgeneric off 2>/dev/null || true
+    if tb__xdp_attached; then
+        echo "an XDP program is still attached to $TB_IF_SRV (ip -d link show)"
+        return 1
+    fi
+    echo "detached a leftover XDP program from $TB_IF_SRV"
 }
 
 # tb_write_conf FILE [extra lines...]

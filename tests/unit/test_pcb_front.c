@@ -145,20 +145,89 @@ static void test_unknown_connection_changes_nothing(void)
     check(head == &pcbs[0] && same_set(), "list unchanged");
 }
 
-static void test_non_tcp_ignored(void)
+static void note_frame(const uint8_t *f, size_t len)
 {
     make_list();
     pcb_front_reset(pf);
-    uint8_t f[64];
-    size_t len = frame_from(f, 10, 1); /* ICMP */
     pcb_front_note(pf, f, len);
-    f[12] = 0x08;
-    f[13] = 0x06; /* ARP */
-    pcb_front_note(pf, f, 42);
-    len = frame_from(f, 11, 6);
-    pcb_front_note(pf, f, 14 + 20 + 3); /* truncated before the ports */
-    check(pf->n == 0, "ICMP, ARP and truncated TCP are not noted");
-    check(pcb_front_apply(pf, &head) == 0 && head == &pcbs[0], "list unchanged");
+}
+
+static void test_icmp_ignored(void)
+{
+    uint8_t f[64];
+    note_frame(f, frame_from(f, 10, 1));
+    check(pf->n == 0, "ICMP is not noted");
+}
+
+static void test_arp_ignored(void)
+{
+    uint8_t f[64];
+    frame_from(f, 10, 6);
+    f[13] = 0x06; /* EtherType 0x0806 */
+    note_frame(f, 42);
+    check(pf->n == 0, "ARP is not noted");
+}
+
+static void test_truncated_ignored(void)
+{
+    uint8_t f[64];
+    frame_from(f, 11, 6);
+    note_frame(f, 14 + 20 + 3); /* ends before the destination port */
+    check(pf->n == 0, "a TCP frame cut before its header ends is not noted");
+}
+
+static void test_syn_ignored(void)
+{
+    uint8_t f[64];
+    size_t len = frame_from(f, 12, 6);
+    f[14 + 20 + 13] = 0x02; /* SYN */
+    note_frame(f, len);
+    check(pf->n == 0, "a SYN (no PCB in the active list yet) is not noted");
+    f[14 + 20 + 13] = 0x12; /* SYN|ACK */
+    note_frame(f, len);
+    check(pf->n == 1, "a SYN|ACK is (an outgoing connection's PCB exists)");
+}
+
+static void test_later_fragment_ignored(void)
+{
+    uint8_t f[64];
+    size_t len = frame_from(f, 13, 6);
+    f[14 + 6] = 0x00;
+    f[14 + 7] = 0xb9; /* fragment offset 185 * 8: its bytes are not ports */
+    note_frame(f, len);
+    check(pf->n == 0, "a fragment past the first is not noted");
+    f[14 + 6] = 0x20; /* MF, offset 0: the first fragment holds the ports */
+    f[14 + 7] = 0x00;
+    note_frame(f, len);
+    check(pf->n == 1, "the first fragment is");
+}
+
+static void test_ip_options(void)
+{
+    uint8_t f[64];
+    frame_from(f, 14, 6);
+    /* IHL 6: four bytes of options move the TCP header */
+    memmove(f + 14 + 24, f + 14 + 20, 20);
+    memset(f + 14 + 20, 1, 4); /* NOP options */
+    f[14] = 0x46;
+    make_list();
+    pcb_front_reset(pf);
+    pcb_front_note(pf, f, 14 + 24 + 20);
+    note(15);
+    check(pf->n == 2 && pcb_front_apply(pf, &head) == 2 && head == &pcbs[14],
+          "the ports are read after the IP options");
+}
+
+static void test_ipv6_pcb_skipped(void)
+{
+    make_list();
+    /* an IPv6 PCB whose address bytes and ports would match client 20 */
+    IP_SET_TYPE_VAL(pcbs[20].remote_ip, IPADDR_TYPE_V6);
+    pcb_front_reset(pf);
+    note(20);
+    note(21);
+    check(pcb_front_apply(pf, &head) == 1 && head == &pcbs[21], "an IPv6 PCB never matches an IPv4 segment");
+    check(same_set(), "no PCB lost or duplicated");
 }
 
 static void test_new_burst_forgets_old(void)
@@ -176,17 +245,21 @@ static void test_new_burst_forgets_old(void)
 
 static void test_generation_wrap(void)
 {
+    struct pcb_front *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        return;
+    uint8_t f[64];
     make_list();
-    pcb_front_reset(pf);
-    note(41);
-    pf->gen = UINT32_MAX - 1;
-    pcb_front_reset(pf); /* gen = UINT32_MAX */
-    note(42);
-    pcb_front_reset(pf); /* wraps: table cleared, gen = 1 */
-    check(pf->gen == 1 && pf->n == 0, "the generation wraps to 1 with an empty table");
-    note(43);
-    note(44);
-    check(pcb_front_apply(pf, &head) == 2 && head == &pcbs[43], "lookups work after the wrap");
+    pcb_front_reset(w); /* generation 1 */
+    pcb_front_note(w, f, frame_from(f, 42, 6));
+    w->gen = UINT32_MAX;
+    pcb_front_reset(w); /* wraps: every slot cleared, generation 1 again */
+    check(w->gen == 1 && w->n == 0, "the generation wraps to 1");
+    pcb_front_note(w, f, frame_from(f, 42, 6)); /* stamped 1 before the wrap */
+    pcb_front_note(w, f, frame_from(f, 43, 6));
+    check(w->n == 2, "a key noted before the wrap is not taken as noted after it");
+    check(pcb_front_apply(w, &head) == 2 && head == &pcbs[42], "lookups work after the wrap");
+    free(w);
 }
 
 static void test_full_burst(void)
@@ -254,7 +327,13 @@ int main(void)
     test_duplicate_segments_one_key();
     test_single_connection_left_to_lwip();
     test_unknown_connection_changes_nothing();
-    test_non_tcp_ignored();
+    test_icmp_ignored();
+    test_arp_ignored();
+    test_truncated_ignored();
+    test_syn_ignored();
+    test_later_fragment_ignored();
+    test_ip_options();
+    test_ipv6_pcb_skipped();
     test_new_burst_forgets_old();
     test_generation_wrap();
     test_full_burst();
