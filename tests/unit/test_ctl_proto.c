@@ -11,15 +11,7 @@
 #include "ctl/ctl_path.h"
 #include "ctl/ctl_proto.h"
 
-static int failures, count;
-
-static void check(int cond, const char *name)
-{
-    count++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
-    if (!cond)
-        failures++;
-}
+#include "tap.h"
 
 static int streq(const char *a, const char *b)
 {
@@ -175,6 +167,5 @@ int main(void)
     test_reader();
     test_path();
     test_states();
-    printf("1..%d\n", count);
-    return failures != 0;
+    return tap_done();
 }

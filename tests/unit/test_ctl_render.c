@@ -10,15 +10,7 @@
 
 #include "stackctl.h"
 
-static int failures, count;
-
-static void check(int cond, const char *name)
-{
-    count++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
-    if (!cond)
-        failures++;
-}
+#include "tap.h"
 
 /* ---- a record source over canned lines ---- */
 
@@ -288,6 +280,5 @@ int main(void)
     test_errors();
     test_config_nic_loglevel();
     test_stats();
-    printf("1..%d\n", count);
-    return failures != 0;
+    return tap_done();
 }

@@ -31,7 +31,8 @@
 #define NCONN 20
 #define NACCEPT 15
 
-static int failures, count;
+#include "tap.h"
+
 static struct stack *A, *B;
 #define CTL_EXTRA "tcp_conn_count = 64;\nunix_prefix = \"t_\";"
 
@@ -42,13 +43,6 @@ void lsock_changed(struct lsock *s)
     (void)s;
 }
 
-static void check(int cond, const char *name)
-{
-    count++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
-    if (!cond)
-        failures++;
-}
 
 
 static void pump(int rounds)
@@ -332,6 +326,5 @@ int main(void)
     setup_conns();
     test_paging();
     test_server(&cb);
-    printf("1..%d\n", count);
-    return failures != 0;
+    return tap_done();
 }

@@ -14,15 +14,7 @@ static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 static struct frame_filter flt;
 static uint8_t frame[1514];
-static int failures, count;
-
-static void check(int cond, const char *name)
-{
-    count++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
-    if (!cond)
-        failures++;
-}
+#include "tap.h"
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -158,7 +150,5 @@ int main(void)
     }
 
     check(strcmp(frame_verdict_name(FRAME_NOT_OURS), "not_ours") == 0, "verdicts have names");
-    printf("1..%d\n", count);
-    printf("# %d passed, %d failed\n", count - failures, failures);
-    return failures != 0;
+    return tap_done();
 }

@@ -24,7 +24,8 @@
 #define B_MAX_SOCKS 6 /* B's tcp_conn_count: small, to test the limit */
 #define PORT 6379
 
-static int failures, count;
+#include "tap.h"
+
 static struct stack *A, *B;
 static uint32_t addr_a, addr_b;
 
@@ -37,13 +38,6 @@ void lsock_changed(struct lsock *s)
     changed_calls++;
 }
 
-static void check(int cond, const char *name)
-{
-    count++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
-    if (!cond)
-        failures++;
-}
 
 
 static void pump(int rounds)
@@ -469,7 +463,7 @@ int main(void)
     struct lsock *l = listener(), *c = NULL, *s = NULL;
     check(l != NULL, "listener on B:6379");
     if (l == NULL) {
-        printf("1..%d\n", count);
+        printf("1..%d\n", tap_count);
         return 1;
     }
     test_connect_accept(l, &c, &s);
@@ -496,6 +490,5 @@ int main(void)
     stack_close(B);
     lstack_conf_free(&ca);
     lstack_conf_free(&cb);
-    printf("1..%d\n", count);
-    return failures != 0;
+    return tap_done();
 }

@@ -8,15 +8,7 @@
 
 #include "stack/lwip_load.h"
 
-static int failures, count;
-
-static void check(int cond, const char *name)
-{
-    count++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
-    if (!cond)
-        failures++;
-}
+#include "tap.h"
 
 static err_t dummy_init(struct netif *nif)
 {
@@ -69,7 +61,5 @@ int main(void)
     rc = lwip_load(&c, "/etc/hostname", "test-d", err, sizeof(err));
     check(rc == -1 && strstr(err, "dlopen") != NULL, "a file that is not a library fails with the loader's reason");
 
-    printf("1..%d\n", count);
-    printf("# %d passed, %d failed\n", count - failures, failures);
-    return failures != 0;
+    return tap_done();
 }

@@ -12,15 +12,7 @@
 #include "lwip/tcp.h"
 #include "stack/pcb_front.h"
 
-static int failures, count;
-
-static void check(int cond, const char *name)
-{
-    count++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
-    if (!cond)
-        failures++;
-}
+#include "tap.h"
 
 enum { NPCB = 1000, LPORT = 6379 };
 
@@ -340,7 +332,6 @@ int main(void)
     test_idle_reset_keeps_generation();
     test_fresh_struct();
     test_empty_list();
-    printf("1..%d\n", count);
     free(pf);
-    return failures != 0;
+    return tap_done();
 }

@@ -11,15 +11,7 @@
 #include "stack/stack.h"
 #include "pair_conf.h"
 
-static int failures, count;
-
-static void check(int cond, const char *name)
-{
-    count++;
-    printf("%s %d - %s\n", cond ? "ok" : "not ok", count, name);
-    if (!cond)
-        failures++;
-}
+#include "tap.h"
 
 
 static void poll_both(struct stack *a, struct stack *b, int rounds)
@@ -45,7 +37,7 @@ int main(void)
     check(stack_open(&a, &ca, 0, na, err, sizeof(err)) == 0, "stack A opens on port 0");
     check(stack_open(&b, &cb, 1, nb, err, sizeof(err)) == 0, "stack B opens on port 1");
     if (a == NULL || b == NULL) {
-        printf("# %s\n1..%d\n", err, count);
+        printf("# %s\n1..%d\n", err, tap_count);
         return 1;
     }
 
@@ -72,6 +64,5 @@ int main(void)
     stack_close(b);
     lstack_conf_free(&ca);
     lstack_conf_free(&cb);
-    printf("1..%d\n", count);
-    return failures != 0;
+    return tap_done();
 }
