@@ -2,8 +2,8 @@
 # lstack system test bed: two network namespaces joined by a veth pair.
 #
 #   client ns "${LSTACK_TB}-cli"            server ns "${LSTACK_TB}-srv"
-#   veth "${LSTACK_TB}-c" 198.18.0.1/24 <-> veth "${LSTACK_TB}-s" (no kernel IPv4;
-#   (kernel; also the stack's gateway)       lstackd owns 198.18.0.2 through af_packet)
+#   veth "${LSTACK_TB}-c" 198.18.0.1/24 <-> veth "${LSTACK_TB}-s" (no kernel IPv4 of its own;
+#   (kernel; also the stack's gateway)       the stack owns 198.18.0.2 through TB_PMD)
 #
 # Addresses come from the RFC 2544 benchmark range, so nothing here can reach
 # a real network. Use it two ways:

@@ -5,6 +5,9 @@
 
 #include <stdio.h>
 
+#include "nic/nic.h"
+#include "stack/stack.h"
+
 int pair_conf(struct lstack_conf *c, const char *host, const char *gw, const char *extra)
 {
     char text[1024], err[1024];
@@ -16,5 +19,18 @@ int pair_conf(struct lstack_conf *c, const char *host, const char *gw, const cha
         printf("# %s\n", err);
         return -1;
     }
+    return 0;
+}
+
+int pair_open(const struct lstack_conf *ca, const struct lstack_conf *cb, struct stack **a, struct stack **b,
+              char *err, size_t errlen)
+{
+    struct nic *na, *nb;
+    if (nic_mem_pair(1024, (uint16_t)stack_nic_priv_size(), 32, &na, &nb) != 0) {
+        snprintf(err, errlen, "memory port pair does not open");
+        return -1;
+    }
+    if (stack_open(a, ca, 0, na, err, errlen) != 0 || stack_open(b, cb, 1, nb, err, errlen) != 0)
+        return -1;
     return 0;
 }

@@ -12,4 +12,12 @@
  * Returns 0, or -1 after printing the parser's report as a TAP comment. */
 int pair_conf(struct lstack_conf *c, const char *host, const char *gw, const char *extra);
 
+struct stack;
+
+/* Open stack A (config ca, index 0) and stack B (cb, index 1) on a new
+ * memory port pair of 1024 mbufs. Returns 0, or -1 with the reason in err
+ * (a stack that did open is left in *a / *b for the caller to close). */
+int pair_open(const struct lstack_conf *ca, const struct lstack_conf *cb, struct stack **a, struct stack **b,
+              char *err, size_t errlen);
+
 #endif

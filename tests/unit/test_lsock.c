@@ -451,9 +451,7 @@ int main(void)
     }
     addr_a = ca.host_addr;
     addr_b = cb.host_addr;
-    struct nic *na, *nb;
-    if (nic_mem_pair(1024, (uint16_t)stack_nic_priv_size(), 32, &na, &nb) != 0 ||
-        stack_open(&A, &ca, 0, na, err, sizeof(err)) != 0 || stack_open(&B, &cb, 1, nb, err, sizeof(err)) != 0) {
+    if (pair_open(&ca, &cb, &A, &B, err, sizeof(err)) != 0) {
         printf("not ok 1 - stacks open\n# %s\n1..1\n", err);
         return 1;
     }
