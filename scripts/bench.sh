@@ -295,7 +295,7 @@ fi
     echo "redis=$("$REDIS_SERVER" --version)"
     echo "redis_benchmark=$(redis-benchmark --version 2>/dev/null || echo '?')"
     echo "dpdk=$(pkg-config --modversion libdpdk 2>/dev/null || echo '?') ($(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null))"
-    echo "lwip=$(dpkg-query -W -f='${Version}' liblwip0 2>/dev/null || echo '?')"
+    echo "lwip=$(cat "$ROOT/subprojects/lwip/.lstack-source" 2>/dev/null || echo '?') + lstack/stack/lwip (lwipopts.h, patches)"
     echo "kernel=$(uname -r) $(uname -v)"
     echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1) x $NCPU"
     echo "virt=$(systemd-detect-virt 2>/dev/null || echo '?'), hypervisor $(lscpu 2>/dev/null | sed -n 's/^Hypervisor vendor:[[:space:]]*//p')"

@@ -14,12 +14,16 @@
 #  - iputils-arping, not "arping": they conflict, and the tests parse the
 #    iputils output.
 #  - kmod gives modprobe, to load veth where it is a module.
+#  - lwIP is not a binary package here: lstack builds it from Debian's lwip
+#    source package, which scripts/fetch-lwip.sh fetches (last step below).
 set -euo pipefail
 
 PACKAGES=(
     # build
     meson ninja-build pkg-config gcc libc6-dev
-    libdpdk-dev librte-net-af-packet23 librte-net-af-xdp23 liblwip-dev libconfig-dev libnuma-dev
+    libdpdk-dev librte-net-af-packet23 librte-net-af-xdp23 libconfig-dev libnuma-dev
+    # lwIP is built from Debian's source package (scripts/fetch-lwip.sh): apt-get source needs dpkg-dev
+    dpkg-dev patch
     # system tests: namespaces, veth, ping/arping, offload settings
     iproute2 iputils-ping iputils-arping ethtool procps kmod
     # application tests
@@ -47,9 +51,19 @@ for p in "${PACKAGES[@]}"; do
     installed "$p" || missing+=("$p")
 done
 
+# The lwIP source (subprojects/lwip/), after the packages: it needs dpkg-dev.
+fetch_lwip() {
+    if ((check_only)); then
+        "$(dirname "$0")/fetch-lwip.sh" --check
+    else
+        "$(dirname "$0")/fetch-lwip.sh"
+    fi
+}
+
 if ((${#missing[@]} == 0)); then
     echo "install-deps: all ${#PACKAGES[@]} packages already installed"
-    exit 0
+    fetch_lwip
+    exit $?
 fi
 
 echo "install-deps: missing: ${missing[*]}"
@@ -75,3 +89,4 @@ if ((${#still[@]} != 0)); then
     exit 1
 fi
 echo "install-deps: installed: ${missing[*]}"
+fetch_lwip

@@ -63,6 +63,8 @@ struct lstack_conf {
 
     uint32_t tcp_conn_count;
     uint32_t mbuf_count_per_conn;
+    uint32_t tcp_rcv_wnd;
+    uint32_t tcp_snd_buf;
     uint32_t nic_rxqueue_size;
     uint32_t nic_txqueue_size;
     uint32_t nic_read_number;

@@ -17,6 +17,7 @@
  */
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lwip/priv/tcp_priv.h" /* TCP_SLOW_INTERVAL */

@@ -97,6 +97,18 @@ static void dpdk_get_stats(const struct nic *nic, struct nic_stats *s)
     s->mbuf_total = n->pool->size;
 }
 
+static void dpdk_caps(const struct nic *base, struct nic_caps *c)
+{
+    const struct dpdk_nic *n = dpdk_nic_c(base);
+    uint16_t mtu = 0;
+    if (rte_eth_dev_get_mtu(n->port, &mtu) != 0 || mtu == 0)
+        mtu = RTE_ETHER_MTU;
+    /* A frame must also fit one mbuf (multi-segment frames are dropped). */
+    if (mtu > n->mbuf_data_room - RTE_ETHER_HDR_LEN)
+        mtu = (uint16_t)(n->mbuf_data_room - RTE_ETHER_HDR_LEN);
+    *c = (struct nic_caps){.mtu = mtu};
+}
+
 const struct nic_ops dpdk_nic_ops = {
     .rx_burst = dpdk_rx_burst,
     .pkt_free = dpdk_pkt_free,
@@ -107,4 +119,5 @@ const struct nic_ops dpdk_nic_ops = {
     .name = dpdk_nic_name,
     .close = dpdk_nic_close,
     .describe = dpdk_nic_describe,
+    .caps = dpdk_caps,
 };

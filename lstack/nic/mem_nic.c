@@ -198,6 +198,12 @@ static void mem_close(struct nic *n)
         free(pair);
 }
 
+static void mem_caps(const struct nic *n, struct nic_caps *c)
+{
+    (void)n;
+    *c = (struct nic_caps){.mtu = 1500};
+}
+
 static const struct nic_ops mem_nic_ops = {
     .rx_burst = mem_rx_burst,
     .pkt_free = mem_pkt_free,
@@ -207,6 +213,7 @@ static const struct nic_ops mem_nic_ops = {
     .mac = mem_mac,
     .name = mem_name,
     .close = mem_close,
+    .caps = mem_caps,
 };
 
 int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct nic **a, struct nic **b)

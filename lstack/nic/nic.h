@@ -44,6 +44,11 @@ struct nic_stats {
 
 struct nic;
 
+/* What a port offers the stack above it (read once, at stack start). */
+struct nic_caps {
+    uint16_t mtu;             /* largest IP packet the port sends and receives */
+};
+
 /* One item of a port's description (`stackctl show nic`): a group ("port",
  * "link", "queues", "offloads", "stats", "xstats", "pool"), a name, and a
  * text (non-NULL) or else a number. Valid during the callback only. */
@@ -80,6 +85,9 @@ struct nic_ops {
      * per item. May be called from another thread than the poller's, but
      * never at the same time as another op of n. NULL: nothing to say. */
     void (*describe)(const struct nic *n, nic_describe_fn emit, void *ctx);
+    /* What the port offers (MTU); any thread, never at the same time as
+     * another op of n. */
+    void (*caps)(const struct nic *n, struct nic_caps *c);
 };
 
 /* Every implementation's port struct starts with this. */

@@ -41,14 +41,22 @@
 #include "sock/lsock_lwip.h"
 
 /* Room to report EPOLLOUT: lwIP's own low-water marks (what its netconn
- * layer uses): half the send buffer, and fewer than half the queued
- * segments it allows. */
+ * layer uses), per stack (lwip_port.h): half the send buffer, and fewer
+ * than half the queued segments it allows. */
+/* Free send buffer. Not tcp_sndbuf(): that clamps to 16 bits for lwIP's
+ * API, and the buffer is larger (tcp_snd_buf). */
+static inline uint32_t snd_room(const struct tcp_pcb *pcb)
+{
+    return pcb->snd_buf;
+}
+
 static bool writable(const struct lsock *s)
 {
     const struct tcp_pcb *pcb = s->pcb;
     if (pcb == NULL)
         return true;
-    return tcp_sndbuf(pcb) >= TCP_SNDLOWAT && tcp_sndqueuelen(pcb) < TCP_SNDQUEUELOWAT;
+    const struct lstack_lwip_limits *lim = &s->st->tcp;
+    return snd_room(pcb) >= lim->snd_lowat && tcp_sndqueuelen(pcb) < lim->snd_queuelowat;
 }
 
 uint32_t lsock_events(const struct lsock *s)
@@ -242,12 +250,14 @@ static ssize_t write_some(struct lsock *s, const char *buf, size_t len, bool mor
     struct tcp_pcb *pcb = s->pcb;
     size_t done = 0;
     while (done < len) {
-        size_t room = tcp_sndbuf(pcb);
-        if (room == 0 || tcp_sndqueuelen(pcb) >= TCP_SND_QUEUELEN)
+        size_t room = snd_room(pcb);
+        if (room == 0 || tcp_sndqueuelen(pcb) >= s->st->tcp.snd_queuelen)
             break;
         size_t n = len - done;
         if (n > room)
             n = room;
+        if (n > 0xffff)
+            n = 0xffff; /* tcp_write takes 16 bits */
         u8_t fl = TCP_WRITE_FLAG_COPY;
         if (more || done + n < len)
             fl |= TCP_WRITE_FLAG_MORE; /* no PSH: more is coming */

@@ -14,15 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Where each call and variable of lwip_api.def lives in struct lwip_api. */
+/* Where each call of lwip_api.def lives in struct lwip_api. */
 static const struct {
     const char *name;
     size_t offset;
 } lwip_syms[] = {
 #define LWIP_FN(ret, name, params) {#name, offsetof(struct lwip_api, name)},
-#define LWIP_VAR(type, name) {#name, offsetof(struct lwip_api, name)},
 #include "stack/lwip_api.def"
-#undef LWIP_VAR
 #undef LWIP_FN
 };
 
@@ -92,7 +90,7 @@ int lwip_load(struct lwip_api *api, const char *path, const char *tag, char *err
             return -1;
         }
         /* POSIX: a dlsym result converts to a function pointer of its real
-         * type; a variable's is its address. */
+         * type. */
         memcpy((char *)api + lwip_syms[i].offset, &fn, sizeof(fn));
     }
     return 0;

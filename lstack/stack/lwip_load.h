@@ -20,14 +20,13 @@
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
 #include "lwip/tcp.h" /* the raw TCP API calls in lwip_api.def */
+#include "port/lwip_port.h"
 
 struct lwip_api {
     void *handle;
     int fd; /* the memfd, open as long as the copy is loaded (see lwip_load.c) */
 #define LWIP_FN(ret, name, params) ret(*name) params;
-#define LWIP_VAR(type, name) type *name;
 #include "stack/lwip_api.def"
-#undef LWIP_VAR
 #undef LWIP_FN
 };
 

@@ -10,6 +10,7 @@
  * already copies each segment into one RAM pbuf; wrapping that in an
  * external mbuf saves one copy and is a performance-issue item).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lwip/etharp.h"
@@ -71,7 +72,7 @@ static err_t netif_init_cb(struct netif *nif)
     struct stack *s = nif->state;
     nif->name[0] = 'l';
     nif->name[1] = 's';
-    nif->mtu = 1500;
+    nif->mtu = s->mtu;
     nif->hwaddr_len = 6;
     s->nic->ops->mac(s->nic, nif->hwaddr);
     nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;

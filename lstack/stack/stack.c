@@ -1,18 +1,57 @@
 /*
  * stack.c - life cycle and poll round of one stack (see stack.h).
  *
- * Owns the order of bring-up (lwIP copy, port, netif) and tear-down, and the
- * per-round work: rx burst -> frame filter -> PCB list order -> lwIP -> timers
- * -> tx flush.
+ * Owns the order of bring-up (lwIP copy and its configuration, port, netif)
+ * and tear-down, and the per-round work: rx burst -> frame filter -> lwIP ->
+ * timers -> tx flush.
  * Rejected: calling lwIP's timers from a separate timer thread (lwIP is not
- * thread-safe without tcpip_init's core lock, and the Debian build's core
- * lock would send the raw API through its tcpip thread).
+ * thread-safe without a core lock, and the build has none: NO_SYS).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "stack/stack_priv.h"
+
+/* lwIP's diagnostics and failed asserts (lwip_port.h). */
+static void lwip_log(const char *msg)
+{
+    LSTACK_WARN("lwIP: %s", msg);
+}
+
+/* Bytes the lwIP arena of a stack may hand out: every connection's send
+ * buffer plus its PCB, segments and headers, and room for the stack's own
+ * ARP, ICMP and reassembly. Address space only: pages are used as needed. */
+static size_t arena_limit(const struct lstack_conf *conf)
+{
+    return (size_t)conf->tcp_conn_count * (conf->tcp_snd_buf + conf->tcp_snd_buf / 4 + 16384) + (64u << 20);
+}
+
+/* Configure this stack's lwIP copy from conf and the port, before
+ * lwip_init. Returns 0 or -1 (err). */
+static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const struct nic_caps *caps,
+                          char *err, size_t errlen)
+{
+    uint32_t mss = caps->mtu > 40 ? caps->mtu - 40u : 536u;
+    if (mss > LSTACK_TCP_MSS_MAX)
+        mss = LSTACK_TCP_MSS_MAX;
+    struct lstack_lwip_conf lc = {
+        .rcv_wnd = conf->tcp_rcv_wnd,
+        .snd_buf = conf->tcp_snd_buf,
+        .mss = mss,
+        .mem_limit = arena_limit(conf),
+        .pcb_hint = conf->tcp_conn_count,
+        .log = lwip_log,
+    };
+    int rc = s->L.lstack_lwip_configure(&lc, &s->tcp);
+    if (rc != 0) {
+        snprintf(err, errlen, "lwIP refused its configuration (tcp_rcv_wnd %u, tcp_snd_buf %u, MSS %u, arena %zu MiB): %s",
+                 lc.rcv_wnd, lc.snd_buf, mss, lc.mem_limit >> 20, strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
 
 int stack_open(struct stack **out, const struct lstack_conf *conf, int index, struct nic *nic,
                char *err, size_t errlen)
@@ -31,8 +70,16 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
         free(s);
         return -1;
     }
+    struct nic_caps caps;
+    nic->ops->caps(nic, &caps);
+    if (configure_lwip(s, conf, &caps, err, errlen) != 0) {
+        lwip_unload(&s->L);
+        free(s);
+        return -1;
+    }
     s->L.lwip_init();
     s->nic = nic;
+    s->mtu = caps.mtu;
     uint8_t mac[6];
     nic->ops->mac(nic, mac);
     frame_filter_init(&s->filter, mac, conf->host_addr, conf->mask_addr);
@@ -54,23 +101,17 @@ unsigned stack_poll(struct stack *s)
     s->st.polls++;
     if (n > 0)
         s->st.busy_polls++;
-    /* Filter the burst, then put its connections at the front of lwIP's
-     * PCB list (pcb_front.h), then hand it to lwIP in arrival order. */
-    unsigned pass = 0;
-    pcb_front_reset(&s->front);
+    /* Filter each frame; lwIP finds a segment's connection in its PCB
+     * hash (lstack/stack/lwip/port/pcb_hash.c). */
     for (unsigned i = 0; i < n; i++) {
         enum frame_verdict v = frame_classify(&s->filter, pkts[i].data, pkts[i].len);
         if (v == FRAME_PASS) {
-            pcb_front_note(&s->front, pkts[i].data, pkts[i].len);
-            pkts[pass++] = pkts[i];
+            stack_netif_input(s, &pkts[i]);
         } else {
             s->st.drop[v]++;
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
-    pcb_front_apply(&s->front, s->L.tcp_active_pcbs);
-    for (unsigned i = 0; i < pass; i++)
-        stack_netif_input(s, &pkts[i]);
     s->L.sys_check_timeouts();
     nic->ops->tx_flush(nic);
     return n;

@@ -8,8 +8,8 @@
 
 #include "lwip/netif.h"
 
+#include "port/lwip_port.h"
 #include "stack/lwip_load.h"
-#include "stack/pcb_front.h"
 #include "stack/stack.h"
 
 struct stack {
@@ -19,10 +19,11 @@ struct stack {
     struct frame_filter filter;
     ip4_addr_t gw;
     unsigned burst;
-    struct pcb_front front;    /* connections of the burst being received */
+    uint16_t mtu;              /* the port's (netif->mtu) */
     int index;
     struct stack_stats st;     /* nic part filled on demand */
     uint32_t max_socks;        /* tcp_conn_count */
+    struct lstack_lwip_limits tcp; /* this stack's window and buffer sizes */
 
     /* sock layer (lstack/sock/, see tcp_sock.c): */
     uint32_t sock_count;       /* lsocks counted against max_socks */

@@ -6,6 +6,7 @@
 #ifndef LSTACK_TEST_TAP_H
 #define LSTACK_TEST_TAP_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 static int tap_failures, tap_count;
@@ -17,6 +18,18 @@ static inline void check(int cond, const char *name)
     printf("%s %d - %s\n", cond ? "ok" : "not ok", tap_count, name);
     if (!cond)
         tap_failures++;
+}
+
+/* A check whose name is formatted, so that it says what it saw. */
+static inline void checkf(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void checkf(int cond, const char *fmt, ...)
+{
+    char name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof(name), fmt, ap);
+    va_end(ap);
+    check(cond, name);
 }
 
 /* Print the plan and a summary; main's exit status (0: all passed). */

@@ -1,0 +1,137 @@
+/*
+ * lwipopts.h - lstack's configuration of lwIP 2.1.3 (built by
+ * lstack/stack/lwip/meson.build from Debian's lwip source package).
+ *
+ * lwIP here is a raw-API TCP/IPv4 stack driven by one thread: NO_SYS, no
+ * tcpip thread, no netconn or socket API (lstack's own sock layer is the
+ * socket API), one netif per copy (each stack loads a private copy of the
+ * library, lwip_load.c). Every choice below says why.
+ *
+ * Per-stack values. lwIP reads its window and buffer sizes from macros; in
+ * the library (LSTACK_LWIP_CORE) those macros name variables of the copy,
+ * set by lstack_lwip_configure (lwip_port.h) from lstack.conf before
+ * lwip_init. They are written `(var ? var : default)`: C code sees the
+ * variable; lwIP's #if sanity checks, where an identifier counts as 0, see
+ * the compile-time default (so the checks still check the defaults). Code
+ * outside the library must not use them (it gets an undeclared identifier
+ * that says so): the sock layer reads the stack's own copy of the values.
+ */
+#ifndef LSTACK_LWIPOPTS_H
+#define LSTACK_LWIPOPTS_H
+
+/* glibc's <netinet/tcp.h> defines TCP_MSS (a socket option, 512) as well;
+ * include it first and let lwIP's meaning win, so one file may include both
+ * (the guard keeps a later include from redefining it). */
+#include <netinet/tcp.h>
+#undef TCP_MSS
+
+#include "port/lwip_port.h"
+
+/* ---- platform ---- */
+#define NO_SYS 1
+#define SYS_LIGHTWEIGHT_PROT 0     /* one thread per copy */
+#define LWIP_NETCONN 0
+#define LWIP_SOCKET 0
+#define LWIP_TIMERS 1
+#define LWIP_SUPPORT_CUSTOM_PBUF 1 /* received frames stay in their mbufs (stack/netif.c) */
+#define LWIP_SINGLE_NETIF 1        /* one port per stack: no route lookup */
+#define LWIP_HOOK_FILENAME "port/lwip_hooks.h"
+
+/* ---- memory: lwIP's heap and pools come from the copy's arena ----
+ * (port/lwip_mem.c: size classes carved from one reservation sized from
+ * tcp_conn_count and the buffer keys; no libc malloc on the data path). */
+#define MEM_LIBC_MALLOC 1
+#define MEMP_MEM_MALLOC 1
+#define MEM_ALIGNMENT 8
+#define mem_clib_malloc lstack_lwip_malloc
+#define mem_clib_free lstack_lwip_free
+#define mem_clib_calloc lstack_lwip_calloc
+#ifdef LSTACK_LWIP_CORE
+#include <stddef.h>
+void *lstack_lwip_malloc(size_t size);
+void *lstack_lwip_calloc(size_t n, size_t size);
+void lstack_lwip_free(void *p);
+#endif
+
+/* ---- protocols: what the stack serves ---- */
+#define LWIP_IPV4 1
+#define LWIP_IPV6 0
+#define LWIP_ARP 1
+#define LWIP_ETHERNET 1
+#define LWIP_ICMP 1
+#define LWIP_RAW 0
+#define LWIP_UDP 0
+#define LWIP_IGMP 0
+#define LWIP_DHCP 0
+#define LWIP_AUTOIP 0
+#define LWIP_DNS 0
+#define IP_FORWARD 0               /* nothing that is not ours is ever routed */
+#define LWIP_NETIF_LOOPBACK 0      /* no loopback path (it needs a tcpip thread) */
+#define LWIP_HAVE_LOOPIF 0
+#define ARP_QUEUEING 1
+#define ARP_TABLE_SIZE 64
+#define ETHARP_SUPPORT_STATIC_ENTRIES 0
+
+/* Fragments: reassembled with bounded memory and age (Linux ipfrag_time is
+ * 30 s; 15 s here), and large replies (ICMP) fragmented on the way out. */
+#define IP_REASSEMBLY 1
+#define IP_FRAG 1
+#define IP_REASS_MAXAGE 15
+#define IP_REASS_MAX_PBUFS 128
+
+/* ---- checksums: per netif, so they follow the port's offloads ---- */
+#define LWIP_CHECKSUM_CTRL_PER_NETIF 1
+#define CHECKSUM_GEN_IP 1
+#define CHECKSUM_GEN_TCP 1
+#define CHECKSUM_GEN_ICMP 1
+#define CHECKSUM_CHECK_IP 1
+#define CHECKSUM_CHECK_TCP 1
+#define CHECKSUM_CHECK_ICMP 1
+#define LWIP_CHECKSUM_ON_COPY 1    /* sum the payload while copying it in */
+
+/* ---- TCP ---- */
+#define LWIP_TCP 1
+#define LWIP_CALLBACK_API 1
+#define LWIP_TCP_KEEPALIVE 1
+#define SO_REUSE 1
+#define TCP_QUEUE_OOSEQ 1
+#define LWIP_TCP_SACK_OUT 1        /* tell the peer what arrived out of order */
+#define LWIP_TCP_MAX_SACK_NUM 4
+#define LWIP_WND_SCALE 1
+#define TCP_RCV_SCALE LSTACK_TCP_RCV_SCALE
+#define TCP_CALCULATE_EFF_SEND_MSS 1 /* the MSS follows netif->mtu */
+#define TCP_MSS LSTACK_TCP_MSS_MAX
+#define TCP_OVERSIZE 1460          /* how far a copy-in allocation may be oversized */
+#define LWIP_NETIF_TX_SINGLE_PBUF 1 /* a segment is one contiguous buffer */
+#define TCP_MSL 30000UL            /* TIME_WAIT lasts 2 x MSL = 60 s, as Linux */
+#define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
+
+#define LSTACK_TCP_WND_DEFAULT (256u * 1024u)
+#define LSTACK_TCP_SND_BUF_DEFAULT (256u * 1024u)
+#ifdef LSTACK_LWIP_CORE
+#include <stdint.h>
+/* port/lwip_port.c; set by lstack_lwip_configure. */
+extern uint32_t lstack_tcp_wnd, lstack_tcp_snd_buf, lstack_tcp_snd_queuelen;
+extern uint32_t lstack_tcp_sndlowat, lstack_tcp_sndqueuelowat, lstack_tcp_ooseq_max;
+#define TCP_WND (lstack_tcp_wnd ? lstack_tcp_wnd : LSTACK_TCP_WND_DEFAULT)
+#define TCP_SND_BUF (lstack_tcp_snd_buf ? lstack_tcp_snd_buf : LSTACK_TCP_SND_BUF_DEFAULT)
+#define TCP_SND_QUEUELEN (lstack_tcp_snd_queuelen ? lstack_tcp_snd_queuelen : 1024u)
+#define TCP_SNDLOWAT (lstack_tcp_sndlowat ? lstack_tcp_sndlowat : 8192u)
+#define TCP_SNDQUEUELOWAT (lstack_tcp_sndqueuelowat ? lstack_tcp_sndqueuelowat : 512u)
+#define TCP_OOSEQ_MAX_BYTES TCP_WND
+#define TCP_OOSEQ_MAX_PBUFS (lstack_tcp_ooseq_max ? lstack_tcp_ooseq_max : 256u)
+#else
+#define TCP_WND TCP_WND_is_per_stack_see_struct_stack_tcp
+#define TCP_SND_BUF TCP_SND_BUF_is_per_stack_see_struct_stack_tcp
+#define TCP_SND_QUEUELEN TCP_SND_QUEUELEN_is_per_stack_see_struct_stack_tcp
+#define TCP_SNDLOWAT TCP_SNDLOWAT_is_per_stack_see_struct_stack_tcp
+#define TCP_SNDQUEUELOWAT TCP_SNDQUEUELOWAT_is_per_stack_see_struct_stack_tcp
+#endif
+
+/* ---- demultiplexing: a hash of the 4-tuple (port/pcb_hash.c, patch 0001) ---- */
+#define LSTACK_TCP_PCB_HASH 1
+
+/* ---- statistics: lstack counts for itself (stackctl) ---- */
+#define LWIP_STATS 0
+
+#endif

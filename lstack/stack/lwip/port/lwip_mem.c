@@ -1,0 +1,144 @@
+/*
+ * lwip_mem.c - the memory of one lwIP copy: lwIP's heap (mem_malloc) and,
+ * with MEMP_MEM_MALLOC, its pools, served from one arena in size classes.
+ *
+ * The arena is one reservation of address space (mmap, MAP_NORESERVE) of
+ * the size lstack_lwip_configure gives (from tcp_conn_count and the buffer
+ * keys, lstack/stack/stack.c): pages are only used when a block is first
+ * carved from it. A block is carved once and then recycled through its
+ * class's free list, so after warm-up an allocation is a list pop and a
+ * free a push; nothing calls libc's malloc. When the arena is used up an
+ * allocation fails (lwIP answers ERR_MEM and retries later, as with its own
+ * pools) and is counted.
+ *
+ * Each block has a 16-byte header holding its class (so free needs no
+ * size); classes step by about 1.5x from 64 B to 128 KiB (lwIP's largest
+ * request is a 64 KiB pbuf plus headers).
+ *
+ * Rejected: lwIP's own heap (mem.c, MEM_SIZE fixed at compile time, a
+ * first-fit walk per allocation), lwIP's static pools (MEMP_NUM_* fixed at
+ * compile time, and memp_init would touch every element of every copy),
+ * libc malloc (a lock and a search per segment, and no limit per stack).
+ * Which thread: the stack's owner only (lwIP's SYS_LIGHTWEIGHT_PROT is 0).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "lwip/arch.h"
+
+#include "port/lwip_port.h"
+#include "port/lwip_port_priv.h"
+
+#define HDR 16u
+#define DEFAULT_LIMIT (64u << 20) /* if a copy is used before it is configured */
+
+static const uint32_t class_size[] = {
+    64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+    12288, 16384, 24576, 32768, 49152, 65536, 98304, 131072,
+};
+#define NCLASS (sizeof(class_size) / sizeof(class_size[0]))
+
+struct block_hdr {
+    uint32_t cls;
+    uint32_t magic;
+    struct block_hdr *next; /* while on a free list */
+};
+_Static_assert(sizeof(struct block_hdr) == HDR, "block header size");
+#define MAGIC_USED 0x6c6d656du /* "lmem" */
+#define MAGIC_FREE 0x66726565u
+
+static struct {
+    char *base, *next, *end;
+    struct block_hdr *free[NCLASS];
+    struct lstack_lwip_mem_stats st;
+} A;
+
+int lstack_port_mem_init(size_t limit)
+{
+    if (A.base != NULL)
+        return A.next == A.base ? 0 : -EINVAL; /* once, before any allocation */
+    if (limit < (1u << 20))
+        return -EINVAL;
+    limit = (limit + 4095) & ~(size_t)4095;
+    void *p = mmap(NULL, limit, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return -ENOMEM;
+    A.base = A.next = p;
+    A.end = A.base + limit;
+    A.st.arena_limit = limit;
+    return 0;
+}
+
+static unsigned class_of(size_t need)
+{
+    unsigned lo = 0, hi = NCLASS;
+    while (lo < hi) { /* first class that holds need */
+        unsigned mid = (lo + hi) / 2;
+        if (class_size[mid] >= need)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+void *lstack_lwip_malloc(size_t size)
+{
+    if (A.base == NULL && lstack_port_mem_init(DEFAULT_LIMIT) != 0)
+        return NULL;
+    unsigned c = class_of(size + HDR);
+    if (c >= NCLASS) {
+        A.st.fails++;
+        return NULL;
+    }
+    struct block_hdr *h;
+    if (A.free[c] != NULL) {
+        h = A.free[c];
+        A.free[c] = h->next;
+    } else {
+        if ((size_t)(A.end - A.next) < class_size[c]) {
+            A.st.fails++;
+            return NULL;
+        }
+        h = (struct block_hdr *)A.next;
+        A.next += class_size[c];
+        A.st.arena_used += class_size[c];
+    }
+    h->cls = c;
+    h->magic = MAGIC_USED;
+    A.st.allocs++;
+    A.st.in_use += class_size[c];
+    return (char *)h + HDR;
+}
+
+void *lstack_lwip_calloc(size_t n, size_t size)
+{
+    if (size != 0 && n > (size_t)-1 / size)
+        return NULL;
+    void *p = lstack_lwip_malloc(n * size);
+    if (p != NULL)
+        memset(p, 0, n * size);
+    return p;
+}
+
+void lstack_lwip_free(void *p)
+{
+    if (p == NULL)
+        return;
+    struct block_hdr *h = (struct block_hdr *)((char *)p - HDR);
+    if ((char *)h < A.base || (char *)h >= A.next || h->magic != MAGIC_USED || h->cls >= NCLASS) {
+        lstack_lwip_assert_fail("lstack_lwip_free: not a live block of this copy's arena", __FILE__, __LINE__);
+    }
+    unsigned c = h->cls;
+    h->magic = MAGIC_FREE;
+    h->next = A.free[c];
+    A.free[c] = h;
+    A.st.frees++;
+    A.st.in_use -= class_size[c];
+}
+
+void lstack_lwip_mem_stats(struct lstack_lwip_mem_stats *out)
+{
+    *out = A.st;
+}

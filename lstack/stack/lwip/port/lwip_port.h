@@ -1,0 +1,72 @@
+/*
+ * lwip_port.h - what lstack's lwIP build adds to lwIP, as seen from both
+ * sides: the lwIP library (liblstack_lwip.so: lwIP's core plus the files of
+ * this folder) and the stack that loads a private copy of it
+ * (lstack/stack/lwip_load.c resolves these through lwip_api.def).
+ *
+ * Each copy of the library has its own values: a stack calls
+ * lstack_lwip_configure on its copy once, before lwip_init, and the copy's
+ * lwIP then uses them where lwipopts.h names a per-stack value (receive
+ * window, send buffer, send queue length) and for its memory arena.
+ *
+ * Which thread: the stack's owner thread only, like every lwIP call.
+ */
+#ifndef LSTACK_LWIP_PORT_H
+#define LSTACK_LWIP_PORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Window scale shift every connection offers (lwIP's TCP_RCV_SCALE): the
+ * largest receive window is 0xffff << LSTACK_TCP_RCV_SCALE bytes. */
+#define LSTACK_TCP_RCV_SCALE 7
+#define LSTACK_TCP_WND_MAX (0xffffu << LSTACK_TCP_RCV_SCALE)
+/* The largest MSS a connection may use (jumbo frames); the MSS a connection
+ * offers and uses is derived from the interface MTU (netif->mtu - 40). */
+#define LSTACK_TCP_MSS_MAX 8960
+
+struct lstack_lwip_conf {
+    uint32_t rcv_wnd;         /* receive window, bytes (<= LSTACK_TCP_WND_MAX) */
+    uint32_t snd_buf;         /* send buffer, bytes */
+    uint32_t mss;             /* MSS the send queue length is sized for */
+    size_t mem_limit;         /* bytes the copy's arena may hand out */
+    uint32_t pcb_hint;        /* connections expected (sizes the PCB hash) */
+    /* Where lwIP's diagnostics and failed asserts go (NULL: stderr). */
+    void (*log)(const char *msg);
+};
+
+/* The values this copy's TCP uses, derived from the conf (lwIP's defaults
+ * per stack): the sock layer tests writability against these. */
+struct lstack_lwip_limits {
+    uint32_t rcv_wnd, snd_buf;
+    uint32_t snd_queuelen;    /* segments a connection may queue */
+    uint32_t snd_lowat;       /* writable again above this much free buffer ... */
+    uint32_t snd_queuelowat;  /* ... and below this many queued segments */
+};
+
+struct lstack_lwip_mem_stats {
+    uint64_t allocs;          /* lwIP allocations served */
+    uint64_t frees;
+    uint64_t fails;           /* refused: the arena's limit was reached */
+    uint64_t in_use;          /* bytes handed out now (size classes included) */
+    uint64_t arena_used;      /* bytes of the arena carved into blocks so far */
+    uint64_t arena_limit;     /* the arena's size */
+};
+
+struct lstack_lwip_hash_stats {
+    uint64_t lookups;         /* segments demultiplexed through the hash */
+    uint64_t probes;          /* slots looked at by those lookups */
+    uint64_t entries;         /* PCBs in the table now (active + TIME_WAIT) */
+    uint64_t slots;           /* the table's size */
+    uint64_t grows;           /* times it doubled */
+};
+
+/* Set this copy's values and say what they imply in *out. Returns 0, or
+ * -EINVAL (a value out of range) or -ENOMEM (the arena or the PCB table
+ * could not be reserved). Before lwip_init, once. */
+int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_limits *out);
+
+void lstack_lwip_mem_stats(struct lstack_lwip_mem_stats *out);
+void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);
+
+#endif

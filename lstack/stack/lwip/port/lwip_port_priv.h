@@ -1,0 +1,19 @@
+/*
+ * lwip_port_priv.h - what the files of lstack's lwIP port share inside the
+ * library (lwip_port.c calls the others' set-up from lstack_lwip_configure).
+ */
+#ifndef LSTACK_LWIP_PORT_PRIV_H
+#define LSTACK_LWIP_PORT_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* lwip_mem.c: reserve the arena (limit bytes of address space; pages are
+ * used as blocks are first carved). 0 or -ENOMEM/-EINVAL. */
+int lstack_port_mem_init(size_t limit);
+
+/* pcb_hash.c: size the table for about hint connections, with seed.
+ * 0 or -ENOMEM. */
+int lstack_port_hash_init(uint32_t hint, uint32_t seed);
+
+#endif
