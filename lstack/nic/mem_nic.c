@@ -46,6 +46,8 @@ struct mem_port {
 
 struct mem_pair {
     struct mem_port port[2];
+    struct mem_pkt *spare;       /* released frames, reused before allocating
+                                    (like a pool: no malloc per frame) */
     uint32_t nb_bufs;
     uint16_t priv_size;
     uint16_t burst;
@@ -63,8 +65,10 @@ static const struct mem_port *mem_port_c(const struct nic *n)
 
 static void pkt_release(struct mem_pkt *p)
 {
-    p->pair->port[p->owner].used--;
-    free(p);
+    struct mem_pair *pair = p->pair;
+    pair->port[p->owner].used--;
+    p->next = pair->spare;
+    pair->spare = p;
 }
 
 static unsigned mem_rx_burst(struct nic *n, struct nic_pkt *pkts, unsigned max)
@@ -141,10 +145,16 @@ static uint8_t *mem_tx_frame(struct nic *n, uint16_t len)
         m->st.drop_tx_nombuf++;
         return NULL;
     }
-    struct mem_pkt *p = calloc(1, sizeof(*p) + m->pair->priv_size);
-    if (p == NULL) {
-        m->st.drop_tx_nombuf++;
-        return NULL;
+    struct mem_pkt *p = m->pair->spare;
+    if (p != NULL) {
+        m->pair->spare = p->next;
+        p->next = NULL;
+    } else {
+        p = calloc(1, sizeof(*p) + m->pair->priv_size);
+        if (p == NULL) {
+            m->st.drop_tx_nombuf++;
+            return NULL;
+        }
     }
     p->pair = m->pair;
     p->owner = m->side;
@@ -194,8 +204,14 @@ static void mem_close(struct nic *n)
     free_list(m->tx_head);
     m->rx_head = m->rx_tail = m->tx_head = m->tx_tail = NULL;
     m->open = 0;
-    if (!pair->port[0].open && !pair->port[1].open)
+    if (!pair->port[0].open && !pair->port[1].open) {
+        while (pair->spare != NULL) {
+            struct mem_pkt *p = pair->spare;
+            pair->spare = p->next;
+            free(p);
+        }
         free(pair);
+    }
 }
 
 static void mem_caps(const struct nic *n, struct nic_caps *c)

@@ -1,0 +1,168 @@
+/*
+ * test_data_path_alloc.c - nothing on the per-segment path calls malloc.
+ *
+ * Two stacks back to back over the memory port; a connection moves 8 MiB
+ * each way (bulk, with ACKs and window updates) and 20,000 small
+ * request/reply exchanges (the Redis shape) while this executable counts
+ * every malloc, calloc and realloc the process makes (it defines them and
+ * forwards to glibc's). After a warm-up round, the counted rounds must make
+ * none: lwIP's memory comes from its copy's arena (lstack/stack/lwip/port/
+ * lwip_mem.c), received data stays in the port's buffers, and the sock and
+ * stack layers allocate only when a socket is created. No DPDK, no root.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+
+#include "conf/conf.h"
+#include "sock/lsock.h"
+#include "stack/stack.h"
+#include "pair_conf.h"
+
+#include "tap.h"
+
+/* ---- counting allocator: glibc's, counted while armed ----
+ * Visible (the build hides symbols by default) so that the dlopened lwIP
+ * copy binds to these too. */
+#define EXPORTED __attribute__((visibility("default")))
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+static int armed;
+static unsigned long counted;
+
+EXPORTED void *malloc(size_t n)
+{
+    counted += armed;
+    return __libc_malloc(n);
+}
+
+EXPORTED void *calloc(size_t n, size_t m)
+{
+    counted += armed;
+    return __libc_calloc(n, m);
+}
+
+EXPORTED void *realloc(void *p, size_t n)
+{
+    counted += armed;
+    return __libc_realloc(p, n);
+}
+
+void lsock_changed(struct lsock *s)
+{
+    (void)s;
+}
+
+#define PORT 7000
+
+static struct stack *A, *B;
+
+static void pump(void)
+{
+    stack_poll(A);
+    stack_poll(B);
+}
+
+static uint32_t pump_until(struct lsock *s, uint32_t ev)
+{
+    for (int i = 0; i < 5000; i++) {
+        uint32_t got = lsock_events(s);
+        if (got & ev)
+            return got;
+        pump();
+    }
+    return lsock_events(s);
+}
+
+/* Move len bytes from w to r, pumping both stacks. Returns bytes read. */
+static size_t transfer(struct lsock *w, struct lsock *r, size_t len)
+{
+    static char out[65536], in[65536];
+    size_t sent = 0, got = 0;
+    for (int spins = 0; got < len && spins < 2000000; spins++) {
+        if (sent < len) {
+            size_t n = len - sent < sizeof(out) ? len - sent : sizeof(out);
+            struct iovec v = {out, n};
+            ssize_t k = lsock_send(w, &v, 1, 0);
+            if (k > 0)
+                sent += (size_t)k;
+        }
+        pump();
+        for (;;) {
+            struct iovec v = {in, sizeof(in)};
+            ssize_t k = lsock_recv(r, &v, 1, 0);
+            if (k <= 0)
+                break;
+            got += (size_t)k;
+        }
+    }
+    return got;
+}
+
+/* n request/reply rounds of small messages (a Redis PING's shape). */
+static int ping_pong(struct lsock *c, struct lsock *s, int n)
+{
+    static const char req[] = "*1\r\n$4\r\nPING\r\n", rep[] = "+PONG\r\n";
+    char buf[64];
+    for (int i = 0; i < n; i++) {
+        struct iovec q = {(void *)req, sizeof(req) - 1}, p = {(void *)rep, sizeof(rep) - 1};
+        if (lsock_send(c, &q, 1, 0) != (ssize_t)q.iov_len || !(pump_until(s, EPOLLIN) & EPOLLIN))
+            return i;
+        struct iovec b = {buf, sizeof(buf)};
+        if (lsock_recv(s, &b, 1, 0) != (ssize_t)q.iov_len || lsock_send(s, &p, 1, 0) != (ssize_t)p.iov_len ||
+            !(pump_until(c, EPOLLIN) & EPOLLIN))
+            return i;
+        b.iov_len = sizeof(buf);
+        if (lsock_recv(c, &b, 1, 0) != (ssize_t)p.iov_len)
+            return i;
+    }
+    return n;
+}
+
+int main(void)
+{
+    struct lstack_conf ca, cb;
+    char err[512];
+    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 64;") != 0 ||
+        pair_conf(&cb, "198.18.0.1", "198.18.0.2", "tcp_conn_count = 64;") != 0 ||
+        pair_open(&ca, &cb, &A, &B, err, sizeof(err)) != 0) {
+        printf("# %s\n", err);
+        check(0, "two stacks open");
+        return tap_done();
+    }
+    struct lsock *l = NULL, *c = NULL, *s = NULL;
+    int ok = lsock_new(B, &l) == 0 && lsock_bind(l, htonl(INADDR_ANY), htons(PORT)) == 0 && lsock_listen(l, 8) == 0 &&
+             lsock_new(A, &c) == 0 && lsock_connect(c, htonl(0xc6120001), htons(PORT)) == -EINPROGRESS &&
+             (pump_until(c, EPOLLOUT) & EPOLLOUT) && (pump_until(l, EPOLLIN) & EPOLLIN) && lsock_accept(l, &s) == 0;
+    check(ok, "a connection between the stacks");
+    if (!ok)
+        return tap_done();
+
+    /* Warm-up: the arena's size classes, the ARP entries, lwIP's timers. */
+    size_t mb = 8u << 20;
+    check(transfer(c, s, mb) == mb && transfer(s, c, mb) == mb && ping_pong(c, s, 1000) == 1000,
+          "warm-up: 8 MiB each way and 1,000 exchanges");
+
+    armed = 1;
+    size_t up = transfer(c, s, mb), down = transfer(s, c, mb);
+    int rounds = ping_pong(c, s, 20000);
+    armed = 0;
+    checkf(up == mb && down == mb && rounds == 20000, "the counted round ran: %zu and %zu bytes, %d exchanges",
+           up, down, rounds);
+    checkf(counted == 0, "no malloc/calloc/realloc on the data path (%lu calls)", counted);
+
+    lsock_close(c);
+    lsock_close(s);
+    lsock_close(l);
+    stack_close(A);
+    stack_close(B);
+    lstack_conf_free(&ca);
+    lstack_conf_free(&cb);
+    return tap_done();
+}
