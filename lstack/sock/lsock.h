@@ -141,16 +141,21 @@ void lsock_close(struct lsock *s);
 
 /* Socket options (SOL_SOCKET: SO_ERROR (read and cleared), SO_TYPE,
  * SO_DOMAIN, SO_PROTOCOL, SO_ACCEPTCONN, SO_REUSEADDR, SO_REUSEPORT (stored),
- * SO_KEEPALIVE, SO_RCVBUF, SO_SNDBUF (stored; getsockopt returns twice the
- * value set, like Linux), SO_LINGER, SO_RCVTIMEO/SO_SNDTIMEO (stored, used by
+ * SO_KEEPALIVE, SO_RCVBUF, SO_SNDBUF (the window and send buffer of the
+ * connection; getsockopt returns twice the value set, like Linux), SO_LINGER, SO_RCVTIMEO/SO_SNDTIMEO (stored, used by
  * the POSIX layer via lsock_timeouts); IPPROTO_TCP: TCP_NODELAY,
  * TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_MAXSEG (read), TCP_INFO
  * (partially)). Others: -ENOPROTOOPT. Bad length: -EINVAL.
  * Details: values set before the pcb exists are applied when it is created;
  * set on a listener they are inherited by its connections. TCP_KEEPIDLE /
  * TCP_KEEPINTVL take 1..32767 s and TCP_KEEPCNT 1..127, else -EINVAL.
- * TCP_MAXSEG can be set (range-checked) but is ignored: lwIP's MSS is fixed.
- * SO_RCVBUF / SO_SNDBUF read back doubled; before a set they read 131072.
+ * TCP_MAXSEG can be set (range-checked) but is ignored: the MSS follows the
+ * port's MTU.
+ * SO_RCVBUF v caps the announced window at v from the connection's
+ * establishment on (later changes converge without shrinking what was
+ * announced); SO_SNDBUF v lets at most 2v bytes be queued and unacked;
+ * neither exceeds the stack's tcp_rcv_wnd / tcp_snd_buf, which they report
+ * before a set.
  * SO_ERROR, SO_TYPE... cannot be set (-ENOPROTOOPT, like Linux). A value
  * read is truncated to *len, which is updated. TCP_INFO fills tcpi_state,
  * retransmits, rto, snd/rcv/adv mss, unacked, rtt, rttvar, snd_cwnd,

@@ -1,13 +1,13 @@
 /*
  * lsock_priv.h - struct lsock and what the sock layer's files share.
  *
- * No lwIP header here: sockopt.c needs <netinet/tcp.h>, whose TCP_MSS clashes
- * with lwIP's lwipopts.h, so the files are split in two kinds:
- *   lwIP side (include sock/lsock_lwip.h): tcp_sock.c (life cycle, accept /
- *     connected / err callbacks), tcp_io.c (data, events, recv / sent
- *     callbacks), pcb_opts.c (options -> pcb), errmap.c (err_t -> errno);
- *   system side: sockopt.c (setsockopt / getsockopt over the stored options).
- * The pcb and pbufs are opaque pointers here.
+ * The files: tcp_sock.c (life cycle, accept / connected / err callbacks),
+ * tcp_io.c (data, events, recv / sent callbacks), pcb_opts.c (options ->
+ * pcb), errmap.c (err_t -> errno), sockopt.c (setsockopt / getsockopt over
+ * the stored options). Those that touch lwIP include sock/lsock_lwip.h (our
+ * lwipopts.h lets <netinet/tcp.h> and lwIP's headers share a file); here the
+ * pcb and pbufs stay opaque pointers, so the event and ctl layers can use
+ * this header without lwIP.
  *
  * State model (mirrors Linux's sk_state / sk_shutdown, see lsock_events):
  *   LS_NEW        no pcb yet (options only stored);
@@ -45,7 +45,7 @@ struct lsock_opts {
     int keep_idle;   /* seconds */
     int keep_intvl;  /* seconds */
     int keep_cnt;
-    int rcvbuf;      /* as set; getsockopt reports twice this */
+    int rcvbuf;      /* as set (0: never set); getsockopt reports twice this */
     int sndbuf;
     long rcvtimeo_ms;
     long sndtimeo_ms;
@@ -90,14 +90,22 @@ struct lsock {
     uint16_t lport, rport;
 
     struct lsock_opts o;
+
+    /* SO_RCVBUF on a connection (pcb_opts.c): the window it may announce,
+     * and window credit still to be withheld to bring it down there
+     * (taken from what the application consumes). 0/0 before the first
+     * apply: the stack's tcp_rcv_wnd. */
+    uint32_t rcv_cap, rcv_debt;
 };
 
 /* Linux's keepalive defaults (also lwIP's: 7200 s, 75 s, 9). */
 #define LSOCK_KEEPIDLE_DEFAULT 7200
 #define LSOCK_KEEPINTVL_DEFAULT 75
 #define LSOCK_KEEPCNT_DEFAULT 9
-/* What getsockopt(SO_RCVBUF/SO_SNDBUF) reports (halved) before any set. */
-#define LSOCK_BUF_DEFAULT 65536
+/* Linux's floors for SO_RCVBUF / SO_SNDBUF (SOCK_MIN_RCVBUF/SNDBUF, after
+ * doubling). */
+#define LSOCK_RCVBUF_MIN 2304
+#define LSOCK_SNDBUF_MIN 4608
 
 /* TCP state of the pcb, in lwIP's order (pcb_opts.c checks the values). */
 enum lsock_tcp_state {

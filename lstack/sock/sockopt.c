@@ -3,16 +3,17 @@
  *
  * Options are stored in s->o (Linux units) and pushed to the pcb by
  * pcb_opts.c, now if the pcb exists, else when bind / listen / connect /
- * accept creates it. This file includes <netinet/tcp.h> and therefore no
- * lwIP header (TCP_MSS clashes, see lsock_priv.h).
+ * accept creates it.
  *
  * Lengths follow Linux: a value to set must be at least an int (a struct
  * linger / timeval for those options), else -EINVAL; a value read is
  * truncated to the caller's length, which is updated.
  *
- * Rejected: mapping SO_RCVBUF / SO_SNDBUF onto lwIP's window and send buffer
- * (both are compile-time constants of the Debian build); the values are
- * stored and reported, doubled like Linux.
+ * SO_RCVBUF / SO_SNDBUF act as on Linux: the value set is doubled (at least
+ * 2304 / 4608) and reported so; the connection then announces at most the
+ * value set as its window and queues at most the doubled value (never more
+ * than the stack's tcp_rcv_wnd / tcp_snd_buf). Before a set they report the
+ * stack's window and send buffer.
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,7 +24,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include "sock/lsock_priv.h"
+#include "sock/lsock_lwip.h"
 
 /* Linux's bounds (include/net/tcp.h MAX_TCP_KEEPIDLE / INTVL / CNT). */
 #define KEEP_TIME_MAX 32767
@@ -95,10 +96,10 @@ static int set_socket(struct lsock *s, int name, const void *val, socklen_t len)
         s->o.keepalive = v != 0;
         break;
     case SO_RCVBUF:
-        s->o.rcvbuf = v < 0 ? 0 : v > INT_MAX / 2 ? INT_MAX / 2 : v;
+        s->o.rcvbuf = v < LSOCK_RCVBUF_MIN / 2 ? LSOCK_RCVBUF_MIN / 2 : v > INT_MAX / 2 ? INT_MAX / 2 : v;
         break;
     default: /* SO_SNDBUF */
-        s->o.sndbuf = v < 0 ? 0 : v > INT_MAX / 2 ? INT_MAX / 2 : v;
+        s->o.sndbuf = v < LSOCK_SNDBUF_MIN / 2 ? LSOCK_SNDBUF_MIN / 2 : v > INT_MAX / 2 ? INT_MAX / 2 : v;
         break;
     }
     lsock_pcb_apply_opts(s);
@@ -206,9 +207,9 @@ static int get_socket(struct lsock *s, int name, void *val, socklen_t *len)
     case SO_KEEPALIVE:
         return put_int(val, len, s->o.keepalive);
     case SO_RCVBUF:
-        return put_int(val, len, s->o.rcvbuf * 2);
+        return put_int(val, len, s->o.rcvbuf ? s->o.rcvbuf * 2 : (int)s->st->tcp.rcv_wnd);
     case SO_SNDBUF:
-        return put_int(val, len, s->o.sndbuf * 2);
+        return put_int(val, len, s->o.sndbuf ? s->o.sndbuf * 2 : (int)s->st->tcp.snd_buf);
     case SO_LINGER: {
         struct linger l = {.l_onoff = s->o.linger_on, .l_linger = s->o.linger_s};
         return put(val, len, &l, sizeof(l));

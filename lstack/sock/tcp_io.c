@@ -43,11 +43,24 @@
 /* Room to report EPOLLOUT: lwIP's own low-water marks (what its netconn
  * layer uses), per stack (lwip_port.h): half the send buffer, and fewer
  * than half the queued segments it allows. */
-/* Free send buffer. Not tcp_sndbuf(): that clamps to 16 bits for lwIP's
- * API, and the buffer is larger (tcp_snd_buf). */
-static inline uint32_t snd_room(const struct tcp_pcb *pcb)
+/* Free send buffer: lwIP's (not tcp_sndbuf(), which clamps to 16 bits for
+ * its API; the buffer is tcp_snd_buf), less what SO_SNDBUF takes off. */
+static inline uint32_t snd_room(const struct lsock *s)
 {
+    const struct tcp_pcb *pcb = s->pcb;
+    uint32_t size = s->st->tcp.snd_buf;
+    if (s->o.sndbuf > 0 && (uint32_t)s->o.sndbuf * 2 < size) {
+        uint32_t cap = (uint32_t)s->o.sndbuf * 2, queued = size - pcb->snd_buf;
+        return queued >= cap ? 0 : cap - queued;
+    }
     return pcb->snd_buf;
+}
+
+/* The size the low-water marks are taken against. */
+static inline uint32_t snd_size(const struct lsock *s)
+{
+    uint32_t size = s->st->tcp.snd_buf;
+    return s->o.sndbuf > 0 && (uint32_t)s->o.sndbuf * 2 < size ? (uint32_t)s->o.sndbuf * 2 : size;
 }
 
 static bool writable(const struct lsock *s)
@@ -56,7 +69,8 @@ static bool writable(const struct lsock *s)
     if (pcb == NULL)
         return true;
     const struct lstack_lwip_limits *lim = &s->st->tcp;
-    return snd_room(pcb) >= lim->snd_lowat && tcp_sndqueuelen(pcb) < lim->snd_queuelowat;
+    uint32_t lowat = snd_size(s) == lim->snd_buf ? lim->snd_lowat : snd_size(s) / 2;
+    return snd_room(s) >= lowat && tcp_sndqueuelen(pcb) < lim->snd_queuelowat;
 }
 
 uint32_t lsock_events(const struct lsock *s)
@@ -144,10 +158,22 @@ static void rx_consume(struct lsock *s, size_t n)
         s->rx_tail = NULL;
     if (s->pcb == NULL)
         return;
+    if (s->rcv_debt > 0) { /* SO_RCVBUF lowered the window (pcb_opts.c) */
+        size_t keep = n < s->rcv_debt ? n : s->rcv_debt;
+        s->rcv_debt -= (uint32_t)keep;
+        n -= keep;
+    }
+    size_t credit = n;
     while (n > 0) {
         u16_t chunk = n > 0xffff ? 0xffff : (u16_t)n; /* tcp_recved takes 16 bits */
         L->tcp_recved(s->pcb, chunk);
         n -= chunk;
+    }
+    /* A window capped below lwIP's update threshold (two segments) would
+     * reopen silently: announce it. */
+    if (credit > 0 && s->rcv_cap != 0 && s->rcv_cap < 4u * tcp_mss(s->pcb)) {
+        tcp_ack_now(s->pcb);
+        L->tcp_output(s->pcb);
     }
 }
 
@@ -250,7 +276,7 @@ static ssize_t write_some(struct lsock *s, const char *buf, size_t len, bool mor
     struct tcp_pcb *pcb = s->pcb;
     size_t done = 0;
     while (done < len) {
-        size_t room = snd_room(pcb);
+        size_t room = snd_room(s);
         if (room == 0 || tcp_sndqueuelen(pcb) >= s->st->tcp.snd_queuelen)
             break;
         size_t n = len - done;

@@ -71,8 +71,6 @@ static void opts_default(struct lsock_opts *o)
         .keep_idle = LSOCK_KEEPIDLE_DEFAULT,
         .keep_intvl = LSOCK_KEEPINTVL_DEFAULT,
         .keep_cnt = LSOCK_KEEPCNT_DEFAULT,
-        .rcvbuf = LSOCK_BUF_DEFAULT,
-        .sndbuf = LSOCK_BUF_DEFAULT,
     };
 }
 
@@ -161,6 +159,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
     s->ever_connected = true;
     s->st->st.conn_opened++;
     lsock_save_addrs(s, pcb);
+    lsock_pcb_apply_opts(s); /* SO_RCVBUF: the window, now that it is established */
     lsock_notify(s, true);
     return ERR_OK;
 }

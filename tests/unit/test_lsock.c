@@ -380,6 +380,73 @@ static void test_delayed_ack(struct lsock *l)
     lsock_close(s);
 }
 
+/* Write to w as long as it takes data (w's peer does not read), pumping. */
+static size_t fill(struct lsock *w)
+{
+    static char chunk[16384];
+    size_t total = 0;
+    for (int round = 0; round < 2000; round++) {
+        struct iovec v = {chunk, sizeof(chunk)};
+        ssize_t r = lsock_send(w, &v, 1, 0);
+        if (r > 0)
+            total += (size_t)r;
+        pump(1);
+    }
+    return total;
+}
+
+/* A connection from a client on A whose SO_RCVBUF / SO_SNDBUF are set
+ * before connect (0: left alone), accepted on l. */
+static int pair_with_bufs(struct lsock *l, int rcvbuf, int sndbuf, struct lsock **c, struct lsock **srv)
+{
+    *c = *srv = NULL;
+    if (lsock_new(A, c) != 0)
+        return -1;
+    if ((rcvbuf && set_int(*c, SOL_SOCKET, SO_RCVBUF, rcvbuf) != 0) ||
+        (sndbuf && set_int(*c, SOL_SOCKET, SO_SNDBUF, sndbuf) != 0))
+        return -1;
+    if (lsock_connect(*c, addr_b, htons(PORT)) != -EINPROGRESS)
+        return -1;
+    pump_until(*c, EPOLLOUT);
+    pump_until(l, EPOLLIN);
+    return lsock_accept(l, srv);
+}
+
+/* SO_RCVBUF / SO_SNDBUF change what a connection holds, as on Linux. */
+static void test_bufsizes(struct lsock *l)
+{
+    struct lsock *c, *s;
+    check(pair_with_bufs(l, 0, 0, &c, &s) == 0, "a connection with default buffers");
+    checkf(get_int(c, SOL_SOCKET, SO_RCVBUF) == 262144 && get_int(c, SOL_SOCKET, SO_SNDBUF) == 262144,
+           "before a set, SO_RCVBUF / SO_SNDBUF report the stack's window and buffer (%d / %d)",
+           get_int(c, SOL_SOCKET, SO_RCVBUF), get_int(c, SOL_SOCKET, SO_SNDBUF));
+    size_t big = fill(s);
+    checkf(big >= 262144 + 200000, "by default the peer takes a 256 KiB window plus the send buffer (%zu bytes)", big);
+    lsock_close(c);
+    lsock_close(s);
+    pump(20);
+
+    check(pair_with_bufs(l, 8192, 0, &c, &s) == 0, "a client with SO_RCVBUF 8192");
+    size_t n = fill(s);
+    int unread = (int)lsock_nread(c);
+    checkf(unread >= 8192 - 1460 && unread <= 8192 && n <= (size_t)unread + 262144,
+           "a receiver with SO_RCVBUF 8192 holds about 8 KiB unread (%d bytes; the sender queued %zu)", unread, n);
+    lsock_close(c);
+    lsock_close(s);
+    pump(20);
+
+    check(pair_with_bufs(l, 8192, 0, &c, &s) == 0 && set_int(s, SOL_SOCKET, SO_SNDBUF, 16384) == 0,
+          "a client with SO_RCVBUF 8192, the server's SO_SNDBUF 16384");
+    checkf(get_int(s, SOL_SOCKET, SO_SNDBUF) == 32768, "SO_SNDBUF 16384 reads back doubled (%d)",
+           get_int(s, SOL_SOCKET, SO_SNDBUF));
+    n = fill(s);
+    checkf(n >= 32768 && n <= 32768 + 8192 + 2 * 1460,
+           "a sender with SO_SNDBUF 16384 queues at most the doubled value beyond the peer's window (%zu bytes)", n);
+    lsock_close(c);
+    lsock_close(s);
+    pump(20);
+}
+
 static void test_refused(void)
 {
     struct lsock *c;
@@ -471,6 +538,7 @@ int main(void)
     test_eof(c, s);
     test_reset(l);
     test_delayed_ack(l);
+    test_bufsizes(l);
     test_refused();
     test_limit(l);
     test_listener_close(l);

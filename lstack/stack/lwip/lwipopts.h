@@ -118,6 +118,10 @@ extern uint32_t lstack_tcp_sndlowat, lstack_tcp_sndqueuelowat, lstack_tcp_ooseq_
 #define TCP_SND_QUEUELEN (lstack_tcp_snd_queuelen ? lstack_tcp_snd_queuelen : 1024u)
 #define TCP_SNDLOWAT (lstack_tcp_sndlowat ? lstack_tcp_sndlowat : 8192u)
 #define TCP_SNDQUEUELOWAT (lstack_tcp_sndqueuelowat ? lstack_tcp_sndqueuelowat : 512u)
+/* When tcp_recved sends a window update at once (used there only, where
+ * pcb is the connection): lwIP's TCP_WND/4 or 4 x TCP_MSS would be 35 KiB
+ * with the jumbo TCP_MSS cap; two real segments keep the sender moving. */
+#define TCP_WND_UPDATE_THRESHOLD LWIP_MIN(TCP_WND / 4, 2u * (u32_t)pcb->mss)
 #define TCP_OOSEQ_MAX_BYTES TCP_WND
 #define TCP_OOSEQ_MAX_PBUFS (lstack_tcp_ooseq_max ? lstack_tcp_ooseq_max : 256u)
 #else
