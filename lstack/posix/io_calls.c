@@ -4,11 +4,13 @@
  * (write, writev, send, sendto, sendmsg). A kernel fd goes to libc with the
  * caller's exact call; a stack socket gets one recvmsg or sendmsg.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "ctl/app_counters.h"
 #include "posix/calls.h"
 #include "posix/fd_ops.h"
+#include "posix/iov.h"
 
 /* The fd's ops if it is owned and has a read/write path. */
 static struct fd_entry *owned_io(int fd)
@@ -35,6 +37,16 @@ static ssize_t recv_iov(struct fd_entry *e, int fd, struct iovec *iov, int cnt, 
     return n;
 }
 
+/* readv / writev: Linux takes 0..IOV_MAX entries and fails others with
+ * EINVAL (recvmsg / sendmsg say EMSGSIZE: the sock layer checks those). */
+static bool iov_count_ok(int cnt)
+{
+    if (cnt >= 0 && cnt <= LSTACK_IOV_MAX)
+        return true;
+    errno = EINVAL;
+    return false;
+}
+
 static ssize_t send_iov(struct fd_entry *e, int fd, const struct iovec *iov, int cnt, int flags)
 {
     struct msghdr msg;
@@ -58,6 +70,8 @@ ssize_t lstack_readv(int fd, const struct iovec *iov, int cnt)
     struct fd_entry *e = owned_io(fd);
     if (e == NULL)
         return libc.readv(fd, iov, cnt);
+    if (!iov_count_ok(cnt))
+        return -1;
     return recv_iov(e, fd, (struct iovec *)iov, cnt, 0, NULL, NULL);
 }
 
@@ -129,6 +143,8 @@ ssize_t lstack_writev(int fd, const struct iovec *iov, int cnt)
     struct fd_entry *e = owned_io(fd);
     if (e == NULL)
         return libc.writev(fd, iov, cnt);
+    if (!iov_count_ok(cnt))
+        return -1;
     return send_iov(e, fd, iov, cnt, 0);
 }
 

@@ -2,7 +2,14 @@
  * sock_io.c - the read and write families on a stack socket (all arrive as
  * recvmsg / sendmsg, see fd_ops.h): blocking, timeouts, MSG_DONTWAIT,
  * MSG_WAITALL, MSG_NOSIGNAL and SIGPIPE. The bytes themselves move in the
- * sock layer (lsock_recv / lsock_send).
+ * sock layer (lsock_recv / lsock_send); the caller's iovec array is checked
+ * and walked by posix/iov.c (up to IOV_MAX entries, like Linux, no copy).
+ *
+ * A call hands the sock layer one run of entries at a time (iov_cur_next)
+ * and goes on to the next run when the previous one was done in full: a
+ * non-blocking writev queues as much as fits across all its entries and
+ * returns that count, like Linux; a blocking one returns when everything is
+ * queued (or its timeout expired, or an error came after some bytes).
  *
  * Frames that a write queues leave at the next poll round: in
  * run-to-completion that is the application's next epoll_wait, so the
@@ -14,47 +21,30 @@
 
 #include "ctl/app_counters.h"
 #include "event/event.h"
+#include "posix/iov.h"
 #include "posix/sock_fd_priv.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"
 
-#define IOV_MAX_LOCAL 64
-
-static size_t iov_total(const struct iovec *iov, size_t cnt)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < cnt; i++)
-        n += iov[i].iov_len;
-    return n;
-}
-
-/* Copy iov into out, skipping the first skip bytes. Returns the new count. */
-static int iov_advance(const struct iovec *iov, int cnt, size_t skip, struct iovec *out)
-{
-    int n = 0;
-    for (int i = 0; i < cnt && n < IOV_MAX_LOCAL; i++) {
-        if (skip >= iov[i].iov_len) {
-            skip -= iov[i].iov_len;
-            continue;
-        }
-        out[n].iov_base = (char *)iov[i].iov_base + skip;
-        out[n].iov_len = iov[i].iov_len - skip;
-        skip = 0;
-        n++;
-    }
-    return n;
-}
-
-/* Common checks of recvmsg/sendmsg. Returns 0 and whether the call may
- * block, or -1 with errno. */
-static int io_start(const struct sock_file *sf, const struct msghdr *msg, int flags, bool *wait)
+/* Common checks of recvmsg/sendmsg, in Linux's order (the fd, the header,
+ * the entry count, the entries). Returns 0 with whether the call may block
+ * and a cursor over the caller's array, or -1 with errno. */
+static int io_start(const struct sock_file *sf, const struct msghdr *msg, int flags, bool *wait,
+                    struct iov_cur *cur)
 {
     if (sock_child_refuses())
         return -1;
-    if (msg->msg_iovlen > IOV_MAX_LOCAL) {
-        errno = EMSGSIZE;
+    if (msg == NULL) {
+        errno = EFAULT;
         return -1;
     }
+    if (msg->msg_iovlen > LSTACK_IOV_MAX) {
+        errno = EMSGSIZE; /* Linux's answer for recvmsg/sendmsg; readv/writev check first (EINVAL) */
+        return -1;
+    }
+    int rc = iov_cur_init(cur, msg->msg_iov, msg->msg_iovlen);
+    if (rc != 0)
+        return fail_neg(rc);
     *wait = !sf->nonblock && !(flags & MSG_DONTWAIT);
     return 0;
 }
@@ -64,29 +54,41 @@ ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
     struct sock_file *sf = sock_file(e);
     app_cnt.reads++; /* issue 4: stackctl show stats */
     bool wait;
-    if (io_start(sf, msg, flags, &wait) != 0)
+    struct iov_cur cur;
+    if (io_start(sf, msg, flags, &wait, &cur) != 0)
         return -1;
-    size_t want = iov_total(msg->msg_iov, msg->msg_iovlen);
+    bool waitall = wait && (flags & MSG_WAITALL) && !(flags & MSG_PEEK);
     size_t got = 0;
-    struct iovec rest[IOV_MAX_LOCAL];
     for (;;) {
-        int cnt = iov_advance(msg->msg_iov, (int)msg->msg_iovlen, got, rest);
+        struct iovec one;
+        int cnt;
+        size_t asked;
+        const struct iovec *v = iov_cur_next(&cur, &one, &cnt, &asked);
         rt_lock();
-        ssize_t n = lsock_recv(sf->ls, rest, cnt, flags & ~MSG_WAITALL);
+        /* Past some bytes, a call that would not wait for more stops when
+         * the queue is empty, before lsock_recv could take a pending error
+         * that belongs to the next call (Linux keeps it for that call). */
+        ssize_t n = got > 0 && !waitall && lsock_nread(sf->ls) == 0
+                        ? -EAGAIN
+                        : lsock_recv(sf->ls, v, cnt, flags & ~MSG_WAITALL);
         rt_unlock();
         if (n > 0) {
             got += (size_t)n;
-            if (!(flags & MSG_WAITALL) || !wait || got == want || (flags & MSG_PEEK))
+            iov_cur_advance(&cur, (size_t)n);
+            /* A peek reads from the head again: one run only. */
+            if (cur.left == 0 || (flags & MSG_PEEK))
                 break;
-            continue;
+            if ((size_t)n < asked && !waitall)
+                break;
+            continue; /* this run is full: the next takes more, or waitall waits */
         }
         if (n == 0 || (n != -EAGAIN && got > 0))
             break; /* EOF, or an error after some bytes: return the bytes */
         if (n != -EAGAIN)
             return fail_neg(n);
+        if (got > 0 && !waitall)
+            break;
         if (!wait) {
-            if (got > 0)
-                break;
             errno = EAGAIN;
             return -1;
         }
@@ -108,28 +110,35 @@ ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int f
     struct sock_file *sf = sock_file(e);
     app_cnt.writes++; /* issue 4: stackctl show stats */
     bool wait;
-    if (io_start(sf, msg, flags, &wait) != 0)
+    struct iov_cur cur;
+    if (io_start(sf, msg, flags, &wait, &cur) != 0)
         return -1;
-    size_t want = iov_total(msg->msg_iov, msg->msg_iovlen);
     size_t sent = 0;
-    struct iovec rest[IOV_MAX_LOCAL];
-    while (sent < want || want == 0) {
-        int cnt = iov_advance(msg->msg_iov, (int)msg->msg_iovlen, sent, rest);
+    for (;;) {
+        struct iovec one;
+        int cnt;
+        size_t asked;
+        const struct iovec *v = iov_cur_next(&cur, &one, &cnt, &asked);
         rt_lock();
-        ssize_t n = lsock_send(sf->ls, rest, cnt, flags);
+        ssize_t n = lsock_send(sf->ls, v, cnt, flags);
         rt_unlock();
-        if (n == 0 && want > 0)
+        if (n == 0 && asked > 0)
             n = -EAGAIN; /* nothing queued: wait like for a full buffer */
         if (n >= 0) {
             sent += (size_t)n;
-            if (want == 0 || !wait)
-                break;
+            iov_cur_advance(&cur, (size_t)n);
+            if (cur.left == 0)
+                break; /* all queued (or a zero-length write: its checks only) */
+            if ((size_t)n < asked && !wait)
+                break; /* the send buffer is full: a partial write, like Linux */
             continue;
         }
+        if (n != -EAGAIN && sent > 0)
+            break; /* an error after some bytes: return the bytes, no signal (Linux) */
         if (n == -EPIPE && !(flags & MSG_NOSIGNAL))
             raise(SIGPIPE);
         if (n != -EAGAIN)
-            return sent > 0 ? (ssize_t)sent : fail_neg(n);
+            return fail_neg(n);
         if (!wait) {
             if (sent > 0)
                 break;

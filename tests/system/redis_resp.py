@@ -18,6 +18,14 @@ redis system tests. Runs in the client namespace against the stack.
       reply), none may hang. Then every working connection must still answer,
       and after closing K of them a new connection must work.
 
+  redis_resp.py pieces HOST PORT [--tables 5000] [--pipeline 4] [--rounds 3]
+      EVAL a Lua script that returns a table of --tables small tables (each
+      a number and a short string): Redis builds such a reply from thousands
+      of small pieces and writes it with writev of up to IOV_MAX (1024)
+      entries. The reply is read raw and compared byte for byte with the
+      expected RESP; --pipeline EVALs go out at once, then a PING must answer
+      +PONG right after them (the stream stayed in step).
+
 Exit status: 0 when every check passed, 1 otherwise (the reason on stdout).
 """
 import argparse
@@ -418,6 +426,61 @@ def cmd_conns(args):
     return rc
 
 
+# ---------------------------------------------------------------------------
+# pieces
+
+PIECES_SCRIPT = (
+    "local t = {} "
+    "for i = 1, tonumber(ARGV[1]) do t[i] = {i, string.rep('x', i % 13)} end "
+    "return t")
+
+
+def pieces_expected(n):
+    """The RESP2 bytes Redis sends for PIECES_SCRIPT with ARGV[1] = n."""
+    parts = [b"*%d\r\n" % n]
+    for i in range(1, n + 1):
+        x = b"x" * (i % 13)
+        parts.append(b"*2\r\n:%d\r\n$%d\r\n%s\r\n" % (i, len(x), x))
+    return b"".join(parts)
+
+
+def read_exact(c, n):
+    """n raw bytes from the connection (through its buffer)."""
+    c._fill(n)
+    data = bytes(c.buf[c.pos: c.pos + n])
+    c.pos += n
+    return data
+
+
+def cmd_pieces(args):
+    want = pieces_expected(args.tables)
+    print("pieces: EVAL returning %d small tables: %d-byte reply, %d at once, %d rounds, target %s:%d" % (
+        args.tables, len(want), args.pipeline, args.rounds, args.host, args.port), flush=True)
+    t0 = time.monotonic()
+    try:
+        c = Conn(args.host, args.port, timeout=args.timeout)
+        for r in range(args.rounds):
+            c.send(*[("EVAL", PIECES_SCRIPT, "0", str(args.tables)) for _ in range(args.pipeline)])
+            c.send(("PING",))
+            for k in range(args.pipeline):
+                got = read_exact(c, len(want))
+                if got != want:
+                    print("pieces: ERROR " + describe_mismatch(
+                        "round %d reply %d" % (r + 1, k + 1), got, want))
+                    return 1
+            tail = c.reply()
+            if tail != "PONG":
+                print("pieces: ERROR round %d: after the replies PING answered %r" % (r + 1, tail))
+                return 1
+        c.close()
+    except (OSError, ConnectionError, RespError, ValueError) as e:
+        print("pieces: ERROR %s: %s" % (type(e).__name__, e))
+        return 1
+    print("pieces: %d replies of %d bytes identical, PONG after each batch, %.1f s" % (
+        args.rounds * args.pipeline, len(want), time.monotonic() - t0))
+    return 0
+
+
 def cmd_idle(args):
     try:
         c = Conn(args.host, args.port, timeout=10)
@@ -468,11 +531,20 @@ def main():
     c.add_argument("host")
     c.add_argument("port", type=int)
     c.add_argument("--wait", type=float, default=10.0)
+    d = sub.add_parser("pieces")
+    d.add_argument("host")
+    d.add_argument("port", type=int)
+    d.add_argument("--tables", type=int, default=5000)
+    d.add_argument("--pipeline", type=int, default=4)
+    d.add_argument("--rounds", type=int, default=3)
+    d.add_argument("--timeout", type=float, default=30.0)
     args = ap.parse_args()
     if args.cmd == "idle":
         return cmd_idle(args)
     if args.cmd == "integrity":
         return cmd_integrity(args)
+    if args.cmd == "pieces":
+        return cmd_pieces(args)
     return cmd_conns(args)
 
 

@@ -74,6 +74,8 @@ int expect_line(int fd, const char *want);
 /* Read until EOF (discarding); 0 at EOF, -1 on error or timeout (errno).
  * *got (if not NULL) receives the byte count. */
 int wait_eof(int fd, long *got);
+/* client side: wait_eof on the test connection; 0, or 1 with sem_why set */
+int client_expect_eof(int c);
 /* poll one fd; returns revents, 0 on timeout, -1 on error */
 int wait_fd(int fd, short events, int timeout_ms);
 /* pretty-print epoll / poll event masks */
@@ -88,5 +90,12 @@ int connect_to(const char *host, int port);
 void set_timeouts(int fd, int ms);
 /* close with RST (SO_LINGER {1, 0}) */
 void close_rst(int fd);
+
+/* --- modes in their own files ------------------------------------------ */
+/* sem_iov.c: vectored calls with up to IOV_MAX entries (issue 10) */
+int sem_srv_iovmax(int L, int *pc, int port);
+int sem_cli_iovmax(int *pc, const char *host, int port);
+int sem_srv_iovpartial(int L, int *pc, int port);
+int sem_cli_iovpartial(int *pc, const char *host, int port);
 
 #endif

@@ -127,13 +127,6 @@ static void drain(int fd)
         ;
 }
 
-static int client_expect_eof(int c)
-{
-    long got = 0;
-    REQ(wait_eof(c, &got) == 0, "waiting for the server to close: %s after %ld bytes", en(errno), got);
-    return 0;
-}
-
 /* client halves that only wait for the server to finish */
 static int cli_wait(int *pc, const char *host, int port)
 {
@@ -1557,6 +1550,10 @@ const struct sem_mode sem_modes[] = {
     {"select", "select / pselect on a stack socket (and with a pipe)", srv_select, cli_send1},
     {"fionread", "FIONREAD", srv_fionread, cli_fionread},
     {"dup", "dup / dup2 / dup3 share the connection", srv_dup, cli_dup},
+    {"iovmax", "1024 entries: writev/sendmsg/readv/recvmsg; 1025: EINVAL/EMSGSIZE, nothing sent",
+     sem_srv_iovmax, sem_cli_iovmax},
+    {"iovpartial", "non-blocking writev of 1024 entries: partial counts, EAGAIN; rest blocking, 8 MiB intact",
+     sem_srv_iovpartial, sem_cli_iovpartial},
 };
 const size_t sem_mode_count = sizeof sem_modes / sizeof sem_modes[0];
 

@@ -147,6 +147,13 @@ int expect_line(int fd, const char *want)
     return 0;
 }
 
+int client_expect_eof(int c)
+{
+    long got = 0;
+    REQ(wait_eof(c, &got) == 0, "waiting for the server to close: %s after %ld bytes", en(errno), got);
+    return 0;
+}
+
 int wait_eof(int fd, long *got)
 {
     char buf[65536];
