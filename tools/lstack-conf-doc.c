@@ -119,12 +119,13 @@ static void gen_conf(void)
            "# docs/config.md.\n"
            "#\n"
            "# Syntax: libconfig (key = value, # comments). Key names are Gazelle's.\n"
-           "# Read from $%s, or %s if unset.\n"
+           "# Read from $%s, or %s if unset; $%s\n"
+           "# (kernel|exit) overrides init_fail.\n"
            "# The mandatory keys are set for the network-namespace test bed: host\n"
            "# 198.18.0.2/24 on a DPDK af_packet port over the veth lsv-s. Optional keys\n"
            "# are set to their defaults. Unknown keys and bad values are errors that\n"
            "# name the file, line, key, value and what is allowed.\n",
-           LSTACK_CONF_ENV, LSTACK_CONF_DEFAULT_PATH);
+           LSTACK_CONF_ENV, LSTACK_CONF_DEFAULT_PATH, LSTACK_INIT_FAIL_ENV);
     for (size_t i = 0; i < lstack_conf_nkeys; i++) {
         const struct lstack_conf_key *k = &lstack_conf_keys[i];
         const char *sec = mandatory(k) ? "mandatory"
@@ -251,7 +252,24 @@ static void gen_md(void)
            "    PATH: cannot read: REASON\n"
            "\n"
            "Unlike Gazelle, unknown keys are errors (a typo must not silently run with a\n"
-           "default), and what happens next is set by `init_fail`.\n");
+           "default), and what happens next is set by `init_fail`.\n"
+           "\n## Environment\n\n"
+           "- `%s`: the file to read (unset or empty: `%s`).\n"
+           "- `%s`: `kernel` or `exit`, the `init_fail` policy; it wins over the file's.\n"
+           "  It is what decides when the file cannot be read (unset: `kernel`). A file\n"
+           "  with errors decides itself when it says `init_fail = \"exit\"` on a line that\n"
+           "  parsed (after a syntax error: a line before it); otherwise it is `kernel`.\n"
+           "  Unset or empty: the file decides. Any other value is an error (the stack\n"
+           "  does not start) and the file's policy applies to it:\n"
+           "\n"
+           "      %s: value 'VALUE': is not a known value; allowed: \"kernel\" or \"exit\"\n"
+           "\n"
+           "With `exit` the process stops with status 1 after the reason\n"
+           "(`lstack: error: stopping the process (init_fail = \"exit\" in PATH)` or\n"
+           "`(%s=exit)`); with `kernel` it carries on and says\n"
+           "`acceleration is OFF: this process runs on the kernel TCP/IP stack`.\n",
+           LSTACK_CONF_ENV, LSTACK_CONF_DEFAULT_PATH, LSTACK_INIT_FAIL_ENV, LSTACK_INIT_FAIL_ENV,
+           LSTACK_INIT_FAIL_ENV);
 }
 
 int main(int argc, char **argv)

@@ -3,8 +3,9 @@
  *
  * Owns: reading the file, running libconfig on it, walking its settings
  * against the key table (unknown keys, wrong types, lists), the checks that
- * involve several keys (host/mask/gateway), mandatory keys, and the error
- * report. Per-value checks live in conf_check.c, value syntax in
+ * involve several keys (host/mask/gateway), mandatory keys, the error
+ * report, and the init_fail a file with errors still gives (from the lines
+ * that parsed: the caller applies it to the failure). Per-value checks live in conf_check.c, value syntax in
  * conf_values.c. Contracts in conf.h.
  */
 #include "conf/conf.h"
@@ -389,8 +390,51 @@ static void walk_root(struct walk *w, const config_t *cfg)
     check_cross(w);
 }
 
+/* After a syntax error on line `line` of text: the init_fail of the lines
+ * before it, when those parse on their own and give a valid init_fail.
+ * Returns true and sets *policy if so. */
+static bool init_fail_before(const char *text, int line, const char *include_dir,
+                             enum lstack_init_fail *policy)
+{
+    const struct lstack_conf_key *k = &lstack_conf_keys[LSTACK_CONF_KEY_init_fail];
+    const char *end = text;
+    const char *value;
+    struct conf_raw raw = { 0 };
+    struct conf_value v;
+    char why[256], allowed[256];
+    bool found = false;
+    config_t cfg;
+    char *head;
+
+    for (int l = 1; l < line && end != NULL; l++) {
+        end = strchr(end, '\n');
+        if (end != NULL)
+            end++;
+    }
+    if (end == NULL || end == text)
+        return false;
+    head = strndup(text, (size_t)(end - text));
+    if (head == NULL)
+        return false;
+    config_init(&cfg);
+    if (include_dir != NULL)
+        config_set_include_dir(&cfg, include_dir);
+    if (config_read_string(&cfg, head) == CONFIG_TRUE &&
+        config_lookup_string(&cfg, k->name, &value) == CONFIG_TRUE) {
+        raw.s = value;
+        if (conf_check_value(k, &raw, &v, why, sizeof(why), allowed, sizeof(allowed)) == CONF_OK) {
+            *policy = (enum lstack_init_fail)v.i;
+            found = true;
+        }
+    }
+    config_destroy(&cfg);
+    free(head);
+    return found;
+}
+
 /* Parse text; include_dir (may be NULL) resolves @include. Returns 0 or
- * -1 (problems in r, *out freed). */
+ * -1 (problems in r, *out freed and holding the defaults but for the
+ * init_fail the file gave on a line that parsed: see conf.h). */
 static int parse_text(const char *text, const char *name, const char *include_dir,
                       struct lstack_conf *out, struct conf_report *r)
 {
@@ -399,9 +443,11 @@ static int parse_text(const char *text, const char *name, const char *include_di
     struct walk w = {
         .name = name, .text = text, .r = r, .out = out, .seen = seen, .valid = valid,
     };
+    enum lstack_init_fail policy;
     config_t cfg;
 
     lstack_conf_defaults(out);
+    policy = out->init_fail;
     config_init(&cfg);
     if (include_dir != NULL)
         config_set_include_dir(&cfg, include_dir);
@@ -410,13 +456,19 @@ static int parse_text(const char *text, const char *name, const char *include_di
 
         conf_report_add(r, "%s:%d: syntax error: %s", f != NULL ? f : name,
                         config_error_line(&cfg), config_error_text(&cfg));
+        if (f == NULL) /* in this file, not in an @include'd one */
+            init_fail_before(text, config_error_line(&cfg), include_dir, &policy);
     } else {
         walk_root(&w, &cfg);
+        if (valid[LSTACK_CONF_KEY_init_fail])
+            policy = out->init_fail;
     }
     config_destroy(&cfg);
     if (r->count == 0)
         return 0;
     lstack_conf_free(out);
+    lstack_conf_defaults(out);
+    out->init_fail = policy;
     return -1;
 }
 

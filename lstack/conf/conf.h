@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #define LSTACK_CONF_ENV "LSTACK_CONF_PATH"
+#define LSTACK_INIT_FAIL_ENV "LSTACK_INIT_FAIL" /* kernel|exit: wins over init_fail */
 #define LSTACK_CONF_DEFAULT_PATH "/etc/gazelle/lstack.conf"
 #define LSTACK_CONF_MAX_CPUS 64
 #define LSTACK_CONF_MAX_DPDK_ARGS 64
@@ -88,15 +89,32 @@ const char *lstack_conf_path(void);
 void lstack_conf_defaults(struct lstack_conf *out);
 
 /* Parse the file at path into *out.
- * Returns 0 on success. On failure returns -1, leaves *out freed (safe to
- * lstack_conf_free again) and writes a NUL-terminated report into err (one
- * line per problem, truncated with "..." if errlen is too small).
+ * Returns 0 on success. On failure returns -1, writes a NUL-terminated
+ * report into err (one line per problem, truncated with "..." if errlen is
+ * too small) and leaves *out freed (safe to lstack_conf_free again) and
+ * holding every key's default except init_fail: that is the policy the file
+ * gave on a line that parsed (an init_fail setting that passed its checks;
+ * after a syntax error, one on the lines before the error, which must parse
+ * on their own), so that a caller can apply `init_fail = "exit"` to the
+ * failure itself. A file that cannot be read, or a syntax error in an
+ * @include'd file, gives the default ("kernel").
  * Pure: touches only its arguments. Any thread. */
 int lstack_conf_load(const char *path, struct lstack_conf *out, char *err, size_t errlen);
 
 /* Same as lstack_conf_load on an in-memory text; name is used in messages. */
 int lstack_conf_parse(const char *text, const char *name, struct lstack_conf *out, char *err,
                       size_t errlen);
+
+/* The init_fail policy that applies, given env (the text of
+ * $LSTACK_INIT_FAIL, NULL or "" when unset) and file (the file's init_fail,
+ * also after a failed load: see lstack_conf_load). A set variable wins:
+ * *policy is its value, *from_env true. Returns 0, or -1 when env is not a
+ * value init_fail takes ("kernel", "exit"): then *policy = file, *from_env
+ * false, and err holds one line naming the variable, the value and what is
+ * allowed (the caller treats it as a configuration error). Pure. */
+int lstack_init_fail_resolve(const char *env, enum lstack_init_fail file,
+                             enum lstack_init_fail *policy, bool *from_env, char *err,
+                             size_t errlen);
 
 /* Release what *c owns. Idempotent. */
 void lstack_conf_free(struct lstack_conf *c);

@@ -5,10 +5,13 @@
  * process: after `daemonize yes` has forked, so the daemon (not its parent)
  * owns DPDK. Steps: read lstack.conf, load the DPDK side, EAL (which restores
  * our CPU affinity and signal mask), port, stack. A failure says why on
- * stderr and syslog; then init_fail = "kernel" keeps the process on the
- * kernel stack (loudly, once), init_fail = "exit" stops it with that message
- * (the user asked for it; a config that cannot be read stops it too only if
- * it says so, which it cannot: an unreadable config falls back to the kernel).
+ * stderr and syslog; then the init_fail policy decides: "kernel" keeps the
+ * process on the kernel stack (loudly, once), "exit" stops it with that
+ * message (the user asked for it). The policy is $LSTACK_INIT_FAIL when set
+ * (a bad value is a configuration error of its own), else the file's
+ * init_fail, also when the file itself is the failure: a file with errors
+ * still gives the init_fail of a line that parsed (lstack_conf_load); one
+ * that cannot be read gives the default, "kernel".
  *
  * Rejected: a library constructor (Gazelle's way: DPDK would be shared with
  * every fork, and `daemonize yes` would break).
@@ -105,13 +108,21 @@ bool rt_ensure(void)
     rt_state_v = RT_INIT;
     const char *path = lstack_conf_path();
     struct lstack_conf c;
-    char err[4096];
-    enum lstack_init_fail policy = LSTACK_INIT_FAIL_KERNEL;
+    char err[4096], env_err[512];
+    enum lstack_init_fail policy;
+    bool from_env;
     int rc = lstack_conf_load(path, &c, err, sizeof(err));
-    if (rc != 0) {
+    if (rc != 0)
         LSTACK_ERR("invalid configuration %s:\n%s", path, err);
-    } else {
-        policy = c.init_fail;
+    if (lstack_init_fail_resolve(getenv(LSTACK_INIT_FAIL_ENV), c.init_fail, &policy, &from_env,
+                                 env_err, sizeof(env_err)) != 0) {
+        LSTACK_ERR("invalid environment: %s", env_err);
+        if (rc == 0)
+            lstack_conf_free(&c);
+        rc = -1;
+    }
+    if (rc == 0) {
+        c.init_fail = policy; /* what stackctl show config reports */
         lstack_log_set_level(c.log_level);
         rc = start(&c, err, sizeof(err));
         if (rc != 0)
@@ -124,10 +135,15 @@ bool rt_ensure(void)
         rt_state_v = RT_PASSIVE;
         pthread_mutex_unlock(&init_mu);
         if (policy == LSTACK_INIT_FAIL_EXIT) {
-            LSTACK_ERR("stopping the process (init_fail = \"exit\" in %s)", path);
+            if (from_env)
+                LSTACK_ERR("stopping the process (%s=exit)", LSTACK_INIT_FAIL_ENV);
+            else
+                LSTACK_ERR("stopping the process (init_fail = \"exit\" in %s)", path);
             exit(EXIT_FAILURE);
         }
-        LSTACK_WARN("acceleration is OFF: this process runs on the kernel TCP/IP stack");
+        LSTACK_WARN("acceleration is OFF: this process runs on the kernel TCP/IP stack "
+                    "(init_fail = \"kernel\"%s; %s=exit stops the process instead)",
+                    from_env ? " from " LSTACK_INIT_FAIL_ENV : "", LSTACK_INIT_FAIL_ENV);
         return false;
     }
     atexit(rt_shutdown);

@@ -1,7 +1,8 @@
 /*
  * test_conf.h - shared by the files of the conf unit test: test_conf.c
- * (helpers, fixtures, main), test_conf_values.c (value parsers, addresses)
- * and test_conf_kinds.c (key kinds, lists, report, format, path).
+ * (helpers, fixtures, main), test_conf_values.c (value parsers, addresses),
+ * test_conf_kinds.c (key kinds, lists, report, format, path) and
+ * test_conf_policy.c (init_fail of a failed conf, LSTACK_INIT_FAIL).
  */
 #ifndef LSTACK_TEST_CONF_H
 #define LSTACK_TEST_CONF_H
@@ -27,6 +28,8 @@ extern const struct conf_test conf_value_tests[];
 extern const size_t conf_value_ntests;
 extern const struct conf_test conf_kind_tests[];
 extern const size_t conf_kind_ntests;
+extern const struct conf_test conf_policy_tests[];
+extern const size_t conf_policy_ntests;
 
 /* Print a TAP diagnostic and return false unless cond. */
 bool expect(bool cond, const char *what);
