@@ -377,7 +377,8 @@ int main(void)
     struct lstack_conf ca, cb;
     char err[512];
     setvbuf(stdout, NULL, _IOLBF, 0); /* the lines so far survive a crash */
-    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 8;") != 0 ||
+    /* A's send buffer well below the 1 MiB the partial-write check sends. */
+    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 8;\ntcp_snd_buf = 131072;") != 0 ||
         pair_conf(&cb, "198.18.0.1", "198.18.0.2", "tcp_conn_count = 8;") != 0) {
         check(0, "configs parse");
         return tap_done();

@@ -20,7 +20,7 @@
 #include "sem.h"
 
 #define IOVS 1024               /* Linux's UIO_MAXIOV, glibc's IOV_MAX */
-#define PARTIAL_ENTRY 8192      /* iovpartial: 1024 entries of 8 KiB = 8 MiB */
+#define PARTIAL_ENTRY 16384 /* iovpartial: 1024 x 16 KiB = 16 MiB, beyond tcp_snd_buf (at most 8 MiB) */
 #define PARTIAL_TOTAL ((size_t)IOVS * PARTIAL_ENTRY)
 
 static unsigned char pat(size_t k, unsigned seed)
@@ -140,11 +140,11 @@ int sem_cli_iovmax(int *pc, const char *host, int port)
 }
 
 /* ------------------------------------------------------------ iovpartial */
-/* A non-blocking writev of 8 MiB in 1024 entries to a client that is not
+/* A non-blocking writev of 16 MiB in 1024 entries to a client that is not
  * reading yet returns a partial count (more than nothing, less than all),
  * and writev goes on returning counts until EAGAIN; the rest, from the
  * byte where it stopped (inside an entry), goes in one blocking writev. The
- * client reads the 8 MiB byte for byte. */
+ * client reads the 16 MiB byte for byte. */
 /* The rest of the stream from byte `from` as entries of the same layout
  * (the first may start inside an entry). Returns the entry count. */
 static int rest_entries(struct iovec *iov, unsigned char *buf, size_t from)
@@ -188,7 +188,7 @@ int sem_srv_iovpartial(int L, int *pc, int port)
     sem_info("first non-blocking writev: %zd of %zu bytes; %d call(s), %zu bytes before EAGAIN", first,
              PARTIAL_TOTAL, calls, sent);
     REQ(first > 0 && (size_t)first < PARTIAL_TOTAL, "first non-blocking writev returned %zd", first);
-    REQ(sent < PARTIAL_TOTAL, "8 MiB went out without EAGAIN");
+    REQ(sent < PARTIAL_TOTAL, "16 MiB went out without EAGAIN");
     REQ(fcntl(c, F_SETFL, fl) == 0, "clearing O_NONBLOCK: %s", en(errno));
     STEP("blocking writev of the rest");
     int n = rest_entries(iov, buf, sent);
@@ -205,7 +205,7 @@ int sem_cli_iovpartial(int *pc, const char *host, int port)
     (void)host;
     (void)port;
     sleep_ms(300); /* not reading yet: the server's buffers fill */
-    STEP("reading 8 MiB");
+    STEP("reading 16 MiB");
     if (read_checked(*pc, PARTIAL_TOTAL, 3))
         return 1;
     REQ(send_str(*pc, "GOT OK\n") == 0, "send: %s", en(errno));

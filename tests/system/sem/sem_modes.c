@@ -1552,7 +1552,7 @@ const struct sem_mode sem_modes[] = {
     {"dup", "dup / dup2 / dup3 share the connection", srv_dup, cli_dup},
     {"iovmax", "1024 entries: writev/sendmsg/readv/recvmsg; 1025: EINVAL/EMSGSIZE, nothing sent",
      sem_srv_iovmax, sem_cli_iovmax},
-    {"iovpartial", "non-blocking writev of 1024 entries: partial counts, EAGAIN; rest blocking, 8 MiB intact",
+    {"iovpartial", "non-blocking writev of 1024 entries: partial counts, EAGAIN; rest blocking, 16 MiB intact",
      sem_srv_iovpartial, sem_cli_iovpartial},
 };
 const size_t sem_mode_count = sizeof sem_modes / sizeof sem_modes[0];
