@@ -9,7 +9,24 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "conf/conf.h"
 #include "ctl_test_host.h"
+#include "pair_conf.h"
+
+int ctl_test_pair(const char *extra, struct lstack_conf *cb, struct stack **a, struct stack **b)
+{
+    struct lstack_conf ca;
+    char err[512];
+    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", extra) != 0 || pair_conf(cb, "198.18.0.1", "198.18.0.2", extra) != 0) {
+        printf("not ok 1 - configs parse\n1..1\n");
+        return -1;
+    }
+    if (pair_open(&ca, cb, a, b, err, sizeof(err)) != 0) {
+        printf("not ok 1 - stacks open\n# %s\n1..1\n", err);
+        return -1;
+    }
+    return 0;
+}
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct stack *the_stack;

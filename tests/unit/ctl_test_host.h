@@ -14,6 +14,14 @@
 #include "ctl/ctl.h"
 #include "stackctl.h"
 
+struct lstack_conf;
+struct stack;
+
+/* Stacks A (198.18.0.2) and B (198.18.0.1) back to back on the memory
+ * port, both configured with the extra lines; B's config is left in *cb
+ * (for ctl_start). Returns 0, or -1 after printing a failed TAP plan. */
+int ctl_test_pair(const char *extra, struct lstack_conf *cb, struct stack **a, struct stack **b);
+
 /* The host: its stack(i) is s for i < nstacks, else NULL; lock and unlock
  * take one mutex. */
 const struct ctl_host *ctl_test_host(struct stack *s, int nstacks);

@@ -1,6 +1,7 @@
 /*
  * test_ctl_flood.c - the control socket under floods and shortage (issue
- * 10): silent clients, more clients than it serves at once, a client that
+ * 10): silent clients (they delay no one, and are dropped after the
+ * request timeout), more clients than it serves at once, a client that
  * stops reading a big dump, the process out of file descriptors (with the
  * server's spare fd usable, and with the limit below it), and ctl_stop
  * with clients connected. Each check says what it measured. One process,
@@ -31,7 +32,6 @@
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "ctl_test_host.h"
-#include "pair_conf.h"
 
 #include "tap.h"
 
@@ -181,6 +181,21 @@ static void test_silent_clients(const char *path)
     check(ms >= 0 && ms < 1000, "10 connected, silent clients: a stats request is answered within 1 s");
     for (int i = 0; i < SILENT; i++)
         close(fd[i]);
+}
+
+/* A client that says nothing is dropped after the request timeout (2 s). */
+static void test_silent_dropped(const char *path)
+{
+    int fd = ctl_test_connect(path);
+    double t0 = now_ms();
+    bool hello = strstr(first_line(fd, 2000), "\"type\":\"hello\"") != NULL;
+    struct pollfd p = {.fd = fd, .events = 0}; /* POLLHUP only */
+    int r = poll(&p, 1, 6000);
+    double ms = now_ms() - t0;
+    printf("# a silent client was dropped after %.0f ms\n", ms);
+    check(hello && r == 1 && (p.revents & POLLHUP) && ms > 1500 && ms < 4500,
+          "a client that sends no request is dropped after the 2 s request timeout");
+    close(fd);
 }
 
 /* Past CTL_MAX_PEERS at once, a client is told the server is busy. */
@@ -338,17 +353,10 @@ static void test_stop_with_clients(const char *path)
 
 int main(void)
 {
-    struct lstack_conf ca, cb;
+    struct lstack_conf cb;
     char err[512];
-    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", FLOOD_EXTRA) != 0 ||
-        pair_conf(&cb, "198.18.0.1", "198.18.0.2", FLOOD_EXTRA) != 0) {
-        printf("not ok 1 - configs parse\n1..1\n");
+    if (ctl_test_pair(FLOOD_EXTRA, &cb, &A, &B) != 0)
         return 1;
-    }
-    if (pair_open(&ca, &cb, &A, &B, err, sizeof(err)) != 0) {
-        printf("not ok 1 - stacks open\n# %s\n1..1\n", err);
-        return 1;
-    }
     pump(10);
     check(setup_conns() == 0, "a listener and 20 connections on stack B");
     char dir[] = "/tmp/lstack-ctl-flood.XXXXXX";
@@ -369,6 +377,7 @@ int main(void)
     check(statfd >= 0, "the lstack-ctl thread's /proc stat");
 
     test_silent_clients(path);
+    test_silent_dropped(path);
     test_busy(path);
     test_stalled_dump(path);
     test_out_of_fds(path, statfd);

@@ -13,10 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "conf/conf.h"
@@ -26,7 +24,6 @@
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "ctl_test_host.h"
-#include "pair_conf.h"
 
 #define PORT 6379
 #define NCONN 20
@@ -268,16 +265,9 @@ static void test_server(struct lstack_conf *conf)
 
 int main(void)
 {
-    struct lstack_conf ca, cb;
-    char err[512];
-    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", CTL_EXTRA) != 0 || pair_conf(&cb, "198.18.0.1", "198.18.0.2", CTL_EXTRA) != 0) {
-        printf("not ok 1 - configs parse\n1..1\n");
+    struct lstack_conf cb;
+    if (ctl_test_pair(CTL_EXTRA, &cb, &A, &B) != 0)
         return 1;
-    }
-    if (pair_open(&ca, &cb, &A, &B, err, sizeof(err)) != 0) {
-        printf("not ok 1 - stacks open\n# %s\n1..1\n", err);
-        return 1;
-    }
     pump(10);
     setup_conns();
     test_paging();
