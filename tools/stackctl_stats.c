@@ -5,7 +5,8 @@
  *
  * Rates are computed here from two readings and the process's own clock
  * (the "time" record), so a slow stackctl or a late reply does not skew
- * them. Gauges (sockets, mbufs) are shown as they are, not as rates.
+ * them. Gauges (sockets, mbufs, the process's fds) are shown as they are,
+ * not as rates.
  * Rejected: rates computed by the process (it would have to keep a reading
  * per client between requests).
  */
@@ -16,7 +17,7 @@
 #include "stackctl.h"
 
 static const char *const skip_type[] = {"type", NULL};
-static const char *const gauges[] = {"sockets", "mbuf_total", "mbuf_free", "mbuf_in_use", NULL};
+static const char *const gauges[] = {"sockets", "mbuf_total", "mbuf_free", "mbuf_in_use", "fds_open", "fds_limit", NULL};
 
 static bool is_gauge(const char *name)
 {

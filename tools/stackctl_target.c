@@ -249,10 +249,12 @@ static int check_hello(const struct sc_target *t, struct sc_conn *c, char *err, 
     const char *type = ctl_obj_str(&c->hello, "type");
     const char *proto = ctl_obj_str(&c->hello, "proto");
     int64_t version = -1;
-    if (type != NULL && strcmp(type, "error") == 0) {
+    if (type != NULL && strcmp(type, "error") == 0) { /* refused, busy, out of fds: instead of the hello */
         const char *why = ctl_obj_str(&c->hello, "error");
-        snprintf(err, errlen, "process %ld refused: %s", (long)t->pid, why != NULL ? why : "(no reason)");
-        return why != NULL && strstr(why, "permission denied") != NULL ? SC_DENIED : SC_FAIL;
+        bool denied = why != NULL && strstr(why, "permission denied") != NULL;
+        snprintf(err, errlen, "process %ld (%s) %s: %s", (long)t->pid, t->prog,
+                 denied ? "refused" : "cannot serve the request", why != NULL ? why : "(no reason)");
+        return denied ? SC_DENIED : SC_FAIL;
     }
     if (type == NULL || strcmp(type, "hello") != 0 || proto == NULL || strcmp(proto, CTL_PROTO_NAME) != 0) {
         snprintf(err, errlen, "%s does not speak the lstack control protocol", t->path);

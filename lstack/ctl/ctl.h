@@ -5,15 +5,22 @@
  *
  * One thread ("lstack-ctl") accepts on a unix stream socket (mode 0600,
  * peers checked with SO_PEERCRED: same uid or root) and serves one request
- * per connection, one connection at a time. It touches a stack only under
- * the host's lock, and for a bounded piece of work per hold (at most
- * CTL_PAGE connections), so a dump of 20,000 connections never stalls the
- * data path for more than a few milliseconds at a time.
+ * per connection, up to CTL_MAX_PEERS connections at once from one poll
+ * loop (ctl_server.c), each with its own deadlines (ctl_peer.h): a silent
+ * or stalled client holds only its own slot. A client it cannot serve
+ * (too many at once, the process out of fds) gets an error record saying
+ * why, never silence. It touches a stack only under the host's lock, and
+ * for a bounded piece of work per hold (at most CTL_PAGE connections), so
+ * a dump of 20,000 connections never stalls the data path for more than a
+ * few milliseconds at a time.
  *
  * Two hosts: the preload (ctl_rt.c, started at the end of rt_ensure,
  * stopped in rt_shutdown) and lstackd. Every socket call of the server goes
  * through the libc table (posix/libc.h): inside liblstack.so the plain names
  * are lstack's own interposed exports.
+ *
+ * fds: the listener, a wake-up pipe, one spare fd kept for answering when
+ * the process is out of fds, and one per connection being served.
  *
  * fork: the thread does not exist in a child; a child never removes the
  * parent's socket and closes its copies of the server's fds (pthread_atfork).
@@ -33,6 +40,9 @@ struct lstack_conf;
 /* Connections read per lock hold. */
 #define CTL_PAGE 256
 
+/* Control connections served at once; one more is told "busy". */
+#define CTL_MAX_PEERS 32
+
 /* What the server needs from its host. All three are called from the
  * control thread. */
 struct ctl_host {
@@ -50,8 +60,8 @@ struct ctl_host {
 int ctl_start(const struct ctl_host *host, const struct lstack_conf *conf, const char *conf_path, char *err,
               size_t errlen);
 
-/* Stop the thread (a request in progress finishes first), close and
- * remove the socket. Idempotent; a no-op when not started and in a child
+/* Stop the thread (connections being served are closed at once: a
+ * client sees its reply cut short), close and remove the socket. Idempotent; a no-op when not started and in a child
  * forked after ctl_start. */
 void ctl_stop(void);
 

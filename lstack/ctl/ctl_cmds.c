@@ -5,9 +5,13 @@
  * describe op (through stack_describe_nic).
  *
  * Lock discipline: take the host lock, copy plain numbers out, release,
- * then format and send. connections holds the lock for one page (at most
- * CTL_PAGE pcbs) at a time and reports the longest hold in its end record
- * (lock_max_us), so a test can check the promise.
+ * then format (the server sends). connections is a reply in pieces (see
+ * struct ctl_out): one page (at most CTL_PAGE pcbs, one lock hold) per
+ * piece, the next piece only once the peer took the last, so a dump never
+ * holds more than a page in memory and several dumps take turns; it
+ * reports the longest hold in its end record (lock_max_us), so a test can
+ * check the promise. stats adds the process's fds (ctl_fds.c) to its
+ * "app" record.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -16,6 +20,7 @@
 
 #include "ctl/app_counters.h"
 #include "ctl/ctl_conns.h"
+#include "ctl/ctl_fds.h"
 #include "ctl/ctl_priv.h"
 #include "stack/stack.h"
 
@@ -82,68 +87,78 @@ static int read_filter(struct ctl_out *o, const struct ctl_obj *req, struct ctl_
     return 0;
 }
 
+/* A dump in progress: which stack, where in its pcb lists, the totals. */
 struct dump {
     struct ctl_conn_filter f;
-    struct ctl_conn *page;
+    struct ctl_cursor cur;
+    int si;                   /* the stack being walked */
     uint64_t conns, listeners, pages, lock_max_us;
     bool missing;             /* the lwIP copy lacks the pcb lists */
+    struct ctl_conn page[CTL_PAGE];
 };
 
-/* Send every connection of stack si, a page per lock hold. false if there
- * is no stack si. */
-static bool dump_stack(struct ctl_out *o, int si, struct dump *d)
+static void dump_end(struct ctl_out *o, const struct dump *d)
 {
-    const struct ctl_host *h = ctl_srv.host;
-    struct ctl_cursor cur = {0};
-    while (!cur.done && !o->failed) {
-        h->lock();
-        uint64_t t0 = ctl_now_us();
-        struct stack *s = h->stack(si);
-        int n = s != NULL ? ctl_conns_page(s, &d->f, &cur, d->page, CTL_PAGE) : 0;
-        uint64_t held = ctl_now_us() - t0;
-        h->unlock();
-        if (s == NULL)
-            return false;
-        d->pages++;
-        d->lock_max_us = held > d->lock_max_us ? held : d->lock_max_us;
-        d->missing = d->missing || n < 0;
-        for (int i = 0; i < n; i++) {
-            put_conn(&o->buf, si, &d->page[i]);
-            if (d->page[i].listener)
-                d->listeners++;
-            else
-                d->conns++;
-        }
-        ctl_out_flush(o);
-    }
-    return true;
-}
-
-void ctl_cmd_connections(struct ctl_out *o, const struct ctl_obj *req)
-{
-    struct dump d;
-    memset(&d, 0, sizeof(d));
-    if (read_filter(o, req, &d.f) != 0)
-        return;
-    d.page = malloc(sizeof(*d.page) * CTL_PAGE);
-    if (d.page == NULL) {
-        ctl_out_error(o, "out of memory");
-        return;
-    }
-    for (int si = 0; !o->failed && dump_stack(o, si, &d); si++)
-        ;
-    free(d.page);
-    if (d.missing) {
+    o->more = NULL;
+    if (d->missing) {
         ctl_out_error(o, "this lwIP build does not export its pcb lists (tcp_active_pcbs...)");
         return;
     }
     ctl_rec_begin(&o->buf, "end");
-    ctl_rec_u64(&o->buf, "connections", d.conns);
-    ctl_rec_u64(&o->buf, "listeners", d.listeners);
-    ctl_rec_u64(&o->buf, "pages", d.pages);
+    ctl_rec_u64(&o->buf, "connections", d->conns);
+    ctl_rec_u64(&o->buf, "listeners", d->listeners);
+    ctl_rec_u64(&o->buf, "pages", d->pages);
     ctl_rec_u64(&o->buf, "page_size", CTL_PAGE);
-    ctl_rec_u64(&o->buf, "lock_max_us", d.lock_max_us);
+    ctl_rec_u64(&o->buf, "lock_max_us", d->lock_max_us);
     ctl_rec_end(&o->buf);
+}
+
+/* The next page (one lock hold), or the end record after the last stack. */
+static void dump_more(struct ctl_out *o)
+{
+    struct dump *d = o->job;
+    const struct ctl_host *h = ctl_srv.host;
+    h->lock();
+    uint64_t t0 = ctl_now_us();
+    struct stack *s = h->stack(d->si);
+    int n = s != NULL ? ctl_conns_page(s, &d->f, &d->cur, d->page, CTL_PAGE) : 0;
+    uint64_t held = ctl_now_us() - t0;
+    h->unlock();
+    if (s == NULL) {
+        dump_end(o, d);
+        return;
+    }
+    d->pages++;
+    d->lock_max_us = held > d->lock_max_us ? held : d->lock_max_us;
+    d->missing = d->missing || n < 0;
+    for (int i = 0; i < n; i++) {
+        put_conn(&o->buf, d->si, &d->page[i]);
+        if (d->page[i].listener)
+            d->listeners++;
+        else
+            d->conns++;
+    }
+    if (d->cur.done || n < 0) {
+        d->si++;
+        memset(&d->cur, 0, sizeof(d->cur));
+    }
+}
+
+void ctl_cmd_connections(struct ctl_out *o, const struct ctl_obj *req)
+{
+    struct dump *d = calloc(1, sizeof(*d));
+    if (d == NULL) {
+        ctl_out_error(o, "out of memory");
+        return;
+    }
+    if (read_filter(o, req, &d->f) != 0) {
+        free(d);
+        return;
+    }
+    o->job = d;
+    o->job_free = free;
+    o->more = dump_more;
+    dump_more(o);
 }
 
 /* ---- stats ---- */
@@ -242,6 +257,7 @@ void ctl_cmd_stats(struct ctl_out *o, const struct ctl_obj *req)
     ctl_rec_u64(&o->buf, "epoll_waits", a.epoll_waits);
     ctl_rec_u64(&o->buf, "wakeups", a.wakeups);
     ctl_rec_u64(&o->buf, "kernel_calls", a.kernel_calls);
+    ctl_put_process_fds(&o->buf);
     ctl_rec_end(&o->buf);
     ctl_rec_begin(&o->buf, "end");
     ctl_rec_end(&o->buf);
@@ -280,7 +296,6 @@ void ctl_cmd_nic(struct ctl_out *o, const struct ctl_obj *req)
         ctl_srv.host->unlock();
         if (s == NULL)
             break;
-        ctl_out_flush(o);
     }
     ctl_rec_begin(&o->buf, "end");
     ctl_rec_end(&o->buf);

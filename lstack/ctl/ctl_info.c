@@ -134,7 +134,7 @@ void ctl_cmd_loglevel(struct ctl_out *o, const struct ctl_obj *req)
         }
         lstack_log_set_level(level);
         LSTACK_INFO("log level %s -> %s (stackctl, uid %u)", lstack_log_level_name(old),
-                    lstack_log_level_name(level), (unsigned)ctl_srv.peer_uid);
+                    lstack_log_level_name(level), (unsigned)o->peer_uid);
     }
     ctl_rec_begin(&o->buf, "loglevel");
     ctl_rec_str(&o->buf, "old", lstack_log_level_name(old));

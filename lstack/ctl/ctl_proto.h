@@ -12,8 +12,9 @@
  *   client -> {"version":1,"cmd":"stats", ...arguments...}
  *   server -> zero or more records {"type":"<kind>", ...}
  *   server -> {"type":"end", ...} or {"type":"error","error":"<why>"}
- * A server that refuses the peer (SO_PEERCRED) sends an error record instead
- * of the hello. Every line is one flat JSON object: string, number, true,
+ * A server that will not or cannot serve the peer (SO_PEERCRED refusal, too
+ * many peers at once, the process out of fds) sends one error record instead
+ * of the hello, and closes. Every line is one flat JSON object: string, number, true,
  * false or null values, no nesting (a record that needs a list sends one
  * record per element). Unknown fields are ignored by both sides, so a field
  * can be added without a version change; renaming or removing one, or

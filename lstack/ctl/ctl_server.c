@@ -1,29 +1,52 @@
 /*
- * ctl_server.c - the control thread: socket set-up and removal, accept
- * loop, peer check, hello, one request per connection, dispatch (see
- * ctl.h). The commands are in ctl_cmds.c and ctl_info.c.
+ * ctl_server.c - the control thread: socket set-up and removal, the poll
+ * loop that serves up to CTL_MAX_PEERS conversations at once (each one a
+ * ctl_peer, ctl_peer.c: its own buffers and deadline), accepting, and what
+ * happens when accepting fails (see ctl.h). The commands are in
+ * ctl_cmds.c and ctl_info.c.
  *
  * Every socket call goes through the libc table: inside liblstack.so,
  * socket()/accept()/poll()/close() by name are lstack's interposed
- * exports. Calls lstack does not interpose (mkdir, chmod, unlink, pipe2)
- * are called by name.
+ * exports. Calls lstack does not interpose (mkdir, chmod, unlink, pipe2,
+ * open) are called by name.
  *
- * Timeouts: a client has CTL_RECV_TIMEOUT_MS to send its request and must
- * take each reply chunk within CTL_SEND_TIMEOUT_MS, or it is dropped; one
- * stuck client never blocks the next for long, and never the data path
- * (the lock is never held while sending).
+ * One thread, poll() over the listener, a wake-up pipe and the peers. A
+ * round: poll until an fd is ready or the nearest deadline; step every
+ * peer (send what its socket takes, read what it sent, drop it past its
+ * deadline); then accept. A long reply (a dump) yields one page per round,
+ * so concurrent dumps take turns and a peer that stops reading holds only
+ * its own slot until its send deadline. Nothing blocks, and the stack lock
+ * is held only inside a command's piece (ctl_cmds.c), never while sending.
  *
- * Rejected: a thread per client (a dump is the only long request, and
- * concurrent dumps would only take turns at the lock) and keeping a
- * connection open for several requests (a `--watch` client would hold the
- * only server thread).
+ * Out of fds: accept4 fails with EMFILE (or ENFILE) and the peer stays in
+ * the backlog, so poll reports the listener ready again at once: a loop
+ * that retries spins (25.7 s of CPU in 60 s measured in redis at its fd
+ * limit, with the peer never answered). The thread keeps one spare fd
+ * (/dev/null) open: it closes it, accepts the peer into the freed number,
+ * sends one error record saying the process is out of fds (count and
+ * RLIMIT_NOFILE), closes it and opens the spare again. If that cannot work
+ * (the spare's number is at or above a lowered limit, or another thread
+ * took the number), the listener rests CTL_BACKOFF_MS and the waiting peer
+ * is served once fds are free. Too many peers at once get a "busy" error
+ * record. Failures are logged once per CTL_WARN_EVERY_S, with a count.
+ *
+ * Rejected: serving one connection at a time with blocking timeouts (the
+ * old design: ten silent clients delayed every other request by 20 s, and
+ * ctl_stop waited for the one being served); a thread per client (each
+ * silent client would pin a thread and its stack, a flood would create
+ * threads without bound and creating them fails exactly when the process is
+ * short of resources; dumps would only take turns at the stack lock, so
+ * threads buy no speed); epoll (it needs an fd of its own, exactly what is
+ * missing when out of fds, and poll over at most 34 fds costs the same);
+ * keeping a connection open for several requests (a `--watch` client would
+ * hold a slot for ever).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,31 +58,39 @@
 
 #include "common/log.h"
 #include "conf/conf.h"
+#include "ctl/ctl_fds.h"
 #include "ctl/ctl_path.h"
+#include "ctl/ctl_peer.h"
 #include "ctl/ctl_priv.h"
 #include "posix/libc.h"
 
-#ifndef LSTACK_VERSION
-#define LSTACK_VERSION "unknown"
-#endif
-
 enum {
-    CTL_RECV_TIMEOUT_MS = 2000,
-    CTL_SEND_TIMEOUT_MS = 5000,
     CTL_LISTEN_BACKLOG = 16,
+    CTL_BACKOFF_MS = 250,      /* the listener rests this long when nothing can be accepted */
+    CTL_WARN_EVERY_S = 10,     /* at most one warning per kind of failure this often */
 };
 
 struct ctl_server_state ctl_srv;
+
+/* A failure worth a warning, counted between two warnings. */
+struct ctl_warn {
+    uint64_t last_us;         /* 0: never warned */
+    unsigned long since;      /* occurrences since the last warning */
+};
 
 static struct {
     bool started;
     pid_t owner;              /* the process that created the socket */
     int listen_fd;
     int wake[2];              /* ctl_stop writes to wake[1] */
-    volatile int client_fd;   /* the connection being served, or -1 */
+    int spare;                /* /dev/null: given up to accept one peer when out of fds; -1 */
+    int npeers;
+    struct ctl_peer *peers[CTL_MAX_PEERS];
+    uint64_t listen_after_us; /* the listener is not polled before (0: it is) */
+    struct ctl_warn warn_fds, warn_accept, warn_poll;
     pthread_t thread;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-} srv = {.listen_fd = -1, .wake = {-1, -1}, .client_fd = -1};
+} srv = {.listen_fd = -1, .wake = {-1, -1}, .spare = -1};
 
 uint64_t ctl_now_us(void)
 {
@@ -68,224 +99,249 @@ uint64_t ctl_now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* ---- reply stream ---- */
-
-int ctl_out_flush(struct ctl_out *o)
+/* True if a warning of this kind is due now (the first one, then at most
+ * one per CTL_WARN_EVERY_S); *since then holds how many occurred since the
+ * last one, this one included. */
+static bool warn_due(struct ctl_warn *w, uint64_t now, unsigned long *since)
 {
-    if (o->failed)
-        return -1;
-    if (o->buf.oom) {
-        o->failed = true;
-        return -1;
-    }
-    size_t off = 0;
-    while (off < o->buf.len) {
-        ssize_t n = libc.send(o->fd, o->buf.p + off, o->buf.len - off, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            LSTACK_DEBUG("ctl: client stopped reading (%s): reply dropped", strerror(errno));
-            o->failed = true;
-            return -1;
+    w->since++;
+    if (w->last_us != 0 && now - w->last_us < CTL_WARN_EVERY_S * 1000000ull)
+        return false;
+    *since = w->since;
+    w->since = 0;
+    w->last_us = now;
+    return true;
+}
+
+/* ---- peers ---- */
+
+static int open_spare(void)
+{
+    return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static void drop_peer(struct ctl_peer *p)
+{
+    for (int i = 0; i < srv.npeers; i++) {
+        if (srv.peers[i] == p) {
+            srv.peers[i] = srv.peers[--srv.npeers]; /* forgotten before closed: see after_fork_child */
+            break;
         }
-        off += (size_t)n;
     }
-    ctl_buf_reset(&o->buf);
-    return 0;
+    ctl_peer_close(p);
 }
 
-void ctl_out_error(struct ctl_out *o, const char *fmt, ...)
+/* pfd[i] and polled[i] for every peer. Returns how many, and the nearest
+ * deadline in *next (left alone if later). */
+static int peer_pollfds(struct pollfd *pfd, struct ctl_peer **polled, uint64_t *next)
 {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    ctl_rec_begin(&o->buf, "error");
-    ctl_rec_str(&o->buf, "error", msg);
-    ctl_rec_end(&o->buf);
+    for (int i = 0; i < srv.npeers; i++) {
+        struct ctl_peer *p = srv.peers[i];
+        polled[i] = p;
+        pfd[i] = (struct pollfd){.fd = ctl_peer_fd(p), .events = ctl_peer_events(p)};
+        *next = ctl_peer_deadline(p) < *next ? ctl_peer_deadline(p) : *next;
+    }
+    return srv.npeers;
 }
 
-/* ---- one conversation ---- */
-
-static const struct {
-    const char *name;
-    void (*run)(struct ctl_out *o, const struct ctl_obj *req);
-} cmds[] = {
-    {"connections", ctl_cmd_connections},
-    {"stats", ctl_cmd_stats},
-    {"nic", ctl_cmd_nic},
-    {"config", ctl_cmd_config},
-    {"loglevel", ctl_cmd_loglevel},
-};
-
-static void set_timeout(int fd, int opt, int ms)
+/* Step the n peers polled (revents from pfd when polled_ok, else none:
+ * only their deadlines), dropping those whose conversation is over. */
+static void step_peers(const struct pollfd *pfd, struct ctl_peer **polled, int n, bool polled_ok, uint64_t now)
 {
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-    libc.setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
+    for (int i = 0; i < n; i++)
+        if (!ctl_peer_step(polled[i], polled_ok ? pfd[i].revents : 0, now))
+            drop_peer(polled[i]);
 }
 
-static void program_name(char *out, size_t len)
+/* Step every peer on what poll says now, without waiting: a peer that
+ * closed since this round's poll frees its slot before a newcomer is told
+ * the server is busy. */
+static void reap_peers(uint64_t now)
 {
-    snprintf(out, len, "?");
-    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    struct pollfd pfd[CTL_MAX_PEERS];
+    struct ctl_peer *polled[CTL_MAX_PEERS];
+    uint64_t next = UINT64_MAX;
+    int n = peer_pollfds(pfd, polled, &next);
+    step_peers(pfd, polled, n, libc.poll(pfd, (nfds_t)n, 0) > 0, now);
+}
+
+static void take_peer(int fd, uint64_t now)
+{
+    if (srv.npeers == CTL_MAX_PEERS)
+        reap_peers(now);
+    struct ctl_peer *p = srv.npeers < CTL_MAX_PEERS ? ctl_peer_open(fd, now) : NULL;
+    if (p != NULL) {
+        srv.peers[srv.npeers++] = p;
         return;
-    ssize_t n = libc.read(fd, out, len - 1);
+    }
+    if (srv.npeers < CTL_MAX_PEERS)
+        ctl_peer_refuse(fd, "out of memory");
+    else
+        ctl_peer_refuse(fd,
+                        "busy: the process is serving %d control connections already, the most it serves at "
+                        "once; try again in a few seconds",
+                        CTL_MAX_PEERS);
     libc.close(fd);
-    if (n <= 0)
-        return;
-    out[n] = '\0';
-    out[strcspn(out, "\n")] = '\0';
 }
 
-static int count_stacks(void)
+static void out_of_fds_reason(int err, char *why, size_t len)
 {
-    int n = 0;
-    ctl_srv.host->lock();
-    while (ctl_srv.host->stack(n) != NULL)
-        n++;
-    ctl_srv.host->unlock();
-    return n;
+    long open_now = ctl_fds_open(), limit = ctl_fds_limit();
+    if (err == ENFILE)
+        snprintf(why, len,
+                 "the system is out of file descriptors (ENFILE: fs.file-max reached): the process cannot "
+                 "serve stackctl until some are closed");
+    else if (open_now >= 0)
+        snprintf(why, len,
+                 "out of file descriptors: %ld open, limit %ld (RLIMIT_NOFILE); the process cannot serve "
+                 "stackctl until it closes some or its limit is raised",
+                 open_now, limit);
+    else
+        snprintf(why, len,
+                 "out of file descriptors: limit %ld (RLIMIT_NOFILE) reached; the process cannot serve "
+                 "stackctl until it closes some or its limit is raised",
+                 limit);
 }
 
-static void hello(struct ctl_out *o)
+/* accept4 failed with err (EMFILE or ENFILE). Give the spare up for one
+ * accept, tell that peer why, take the spare back. Returns true if a peer
+ * was answered and the spare is back (the caller may accept the next);
+ * false if not: the listener then rests CTL_BACKOFF_MS. */
+static bool answer_without_fds(int err, uint64_t now)
 {
-    char prog[64];
-    program_name(prog, sizeof(prog));
-    ctl_rec_begin(&o->buf, "hello");
-    ctl_rec_str(&o->buf, "proto", CTL_PROTO_NAME);
-    ctl_rec_u64(&o->buf, "version", CTL_PROTO_VERSION);
-    ctl_rec_i64(&o->buf, "pid", getpid());
-    ctl_rec_str(&o->buf, "prog", prog);
-    ctl_rec_u64(&o->buf, "uid", geteuid());
-    ctl_rec_str(&o->buf, "lstack", LSTACK_VERSION);
-    ctl_rec_i64(&o->buf, "stacks", count_stacks());
-    ctl_rec_end(&o->buf);
+    int fd = -1;
+    if (srv.spare >= 0) {
+        libc.close(srv.spare);
+        srv.spare = -1;
+        fd = libc.accept4(srv.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0) {
+            char why[300];
+            out_of_fds_reason(err, why, sizeof(why));
+            ctl_peer_refuse(fd, "%s", why);
+            libc.close(fd);
+        }
+        srv.spare = open_spare();
+    }
+    unsigned long n;
+    if (warn_due(&srv.warn_fds, now, &n))
+        LSTACK_WARN("control socket: out of file descriptors (%s, limit %ld): %lu stackctl connection(s) %s",
+                    strerror(err), ctl_fds_limit(), n,
+                    fd >= 0 ? "told so and closed" : "left waiting (the spare fd cannot help; retrying)");
+    if (fd >= 0 && srv.spare >= 0)
+        return true;
+    srv.listen_after_us = now + CTL_BACKOFF_MS * 1000ull;
+    return false;
 }
 
-/* Read one request line into buf (NUL-terminated, newline dropped).
- * Returns 0, or -1 (timeout, EOF, too long: reason in why). */
-static int read_request(int fd, char *buf, size_t len, const char **why)
+/* Accept the peers waiting (at most a backlog's worth per round). */
+static void accept_peers(uint64_t now)
 {
-    size_t got = 0;
-    for (;;) {
-        ssize_t n = libc.recv(fd, buf + got, len - 1 - got, 0);
-        if (n < 0 && errno == EINTR)
+    if (srv.spare < 0)
+        srv.spare = open_spare();
+    for (int i = 0; i < CTL_LISTEN_BACKLOG; i++) {
+        int fd = libc.accept4(srv.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0) {
+            take_peer(fd, now);
             continue;
-        if (n <= 0) {
-            *why = n == 0 ? "closed before sending a request" : "no request in time";
-            return -1;
         }
-        got += (size_t)n;
-        buf[got] = '\0';
-        char *nl = memchr(buf, '\n', got);
-        if (nl != NULL) {
-            *nl = '\0';
-            return 0;
+        if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+        if (errno == EMFILE || errno == ENFILE) {
+            if (!answer_without_fds(errno, now))
+                return;
+            continue;
         }
-        if (got == len - 1) {
-            *why = "request longer than the protocol allows";
-            return -1;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) { /* ENOMEM, ENOBUFS: the same would recur at once */
+            unsigned long n;
+            if (warn_due(&srv.warn_accept, now, &n))
+                LSTACK_WARN("control socket: accept failed (%s), %lu time(s); retrying every %d ms",
+                            strerror(errno), n, CTL_BACKOFF_MS);
+            srv.listen_after_us = now + CTL_BACKOFF_MS * 1000ull;
         }
-    }
-}
-
-static void dispatch(struct ctl_out *o, const struct ctl_obj *req)
-{
-    int64_t version = -1;
-    if (!ctl_obj_i64(req, "version", &version) || version != CTL_PROTO_VERSION) {
-        ctl_out_error(o,
-                      "protocol version mismatch: this process (lstack %s) speaks %s version %d, the "
-                      "request is version %lld; use the stackctl of the same lstack build",
-                      LSTACK_VERSION, CTL_PROTO_NAME, CTL_PROTO_VERSION, (long long)version);
         return;
     }
-    const char *cmd = ctl_obj_str(req, "cmd");
-    for (size_t i = 0; cmd != NULL && i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-        if (strcmp(cmd, cmds[i].name) == 0) {
-            LSTACK_DEBUG("ctl: '%s' from uid %u pid %ld", cmd, (unsigned)ctl_srv.peer_uid,
-                         (long)ctl_srv.peer_pid);
-            cmds[i].run(o, req);
-            return;
-        }
-    }
-    ctl_out_error(o, "unknown command '%s' (known: connections, stats, nic, config, loglevel)",
-                  cmd != NULL ? cmd : "(none)");
 }
 
-static void serve(int fd)
-{
-    struct ctl_out o = {.fd = fd};
-    ctl_buf_init(&o.buf);
-    set_timeout(fd, SO_RCVTIMEO, CTL_RECV_TIMEOUT_MS);
-    set_timeout(fd, SO_SNDTIMEO, CTL_SEND_TIMEOUT_MS);
+/* ---- the loop ---- */
 
-    struct ucred cred;
-    socklen_t clen = sizeof(cred);
-    if (libc.getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
-        ctl_out_error(&o, "cannot identify the peer (SO_PEERCRED: %s)", strerror(errno));
-    } else if (cred.uid != 0 && cred.uid != geteuid()) {
-        LSTACK_WARN("ctl: refused a request from uid %u pid %ld (only uid %u or root may ask)",
-                    (unsigned)cred.uid, (long)cred.pid, (unsigned)geteuid());
-        char who[32] = "root";
-        if (geteuid() != 0)
-            snprintf(who, sizeof(who), "uid %u or root", (unsigned)geteuid());
-        ctl_out_error(&o, "permission denied: process %ld runs as uid %u; uid %u may not inspect it "
-                          "(run stackctl as %s)",
-                      (long)getpid(), (unsigned)geteuid(), (unsigned)cred.uid, who);
-    } else {
-        ctl_srv.peer_uid = cred.uid;
-        ctl_srv.peer_pid = cred.pid;
-        hello(&o);
-        if (ctl_out_flush(&o) == 0) {
-            char line[CTL_REQ_MAX];
-            const char *why = NULL;
-            struct ctl_obj req;
-            char perr[128];
-            if (read_request(fd, line, sizeof(line), &why) != 0)
-                LSTACK_DEBUG("ctl: client %s", why);
-            else if (ctl_obj_parse(line, &req, perr, sizeof(perr)) != 0)
-                ctl_out_error(&o, "malformed request: %s", perr);
-            else
-                dispatch(&o, &req);
-        }
-    }
-    ctl_out_flush(&o);
-    ctl_buf_free(&o.buf);
+/* poll's timeout for the deadline next (UINT64_MAX: none). */
+static int timeout_ms(uint64_t next, uint64_t now)
+{
+    if (next == UINT64_MAX)
+        return -1;
+    if (next <= now)
+        return 0;
+    uint64_t ms = (next - now + 999) / 1000; /* rounded up: woken at or after the deadline */
+    return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* poll failed with err (EINVAL: more fds than a lowered RLIMIT_NOFILE;
+ * ENOMEM): rest instead of retrying at once. The round goes on without
+ * events, so deadlines still drop peers (which makes the set smaller). */
+static void poll_failed(int err, uint64_t now)
+{
+    unsigned long n;
+    if (warn_due(&srv.warn_poll, now, &n))
+        LSTACK_WARN("control socket: poll failed (%s), %lu time(s); retrying every %d ms", strerror(err), n,
+                    CTL_BACKOFF_MS);
+    nanosleep(&(struct timespec){.tv_nsec = CTL_BACKOFF_MS * 1000000L}, NULL);
 }
 
 static void *ctl_thread(void *arg)
 {
     (void)arg;
+    struct pollfd pfd[2 + CTL_MAX_PEERS];
+    struct ctl_peer *polled[CTL_MAX_PEERS];
+    uint64_t now = ctl_now_us();
     for (;;) {
-        struct pollfd p[2] = {{.fd = srv.listen_fd, .events = POLLIN}, {.fd = srv.wake[0], .events = POLLIN}};
-        int n = libc.poll(p, 2, -1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 || p[1].revents != 0)
+        int n = 0;
+        uint64_t next = UINT64_MAX;
+        pfd[n++] = (struct pollfd){.fd = srv.wake[0], .events = POLLIN};
+        bool listening = now >= srv.listen_after_us;
+        if (listening)
+            pfd[n++] = (struct pollfd){.fd = srv.listen_fd, .events = POLLIN};
+        else
+            next = srv.listen_after_us;
+        int base = n, np = peer_pollfds(pfd + base, polled, &next);
+        n += np;
+        int r = libc.poll(pfd, (nfds_t)n, timeout_ms(next, now));
+        if (r < 0 && errno != EINTR)
+            poll_failed(errno, now);
+        now = ctl_now_us();
+        if (r > 0 && pfd[0].revents != 0)
             break;
-        int fd = libc.accept4(srv.listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0)
-            continue; /* the client gave up already, or EMFILE: try the next */
-        srv.client_fd = fd;
-        serve(fd);
-        srv.client_fd = -1;
-        libc.close(fd);
+        step_peers(pfd + base, polled, np, r > 0, now);
+        if (listening && r > 0 && pfd[1].revents != 0)
+            accept_peers(now);
     }
+    while (srv.npeers > 0)
+        drop_peer(srv.peers[0]);
     return NULL;
 }
 
 /* ---- life cycle ---- */
 
+static void close_spare(void)
+{
+    if (srv.spare >= 0)
+        libc.close(srv.spare);
+    srv.spare = -1;
+}
+
 /* In a child forked while serving: the thread is gone; drop our copies of
- * its fds, keep the parent's socket file. */
+ * its fds, keep the parent's socket file. Peers are only closed, not
+ * freed (the thread may have been anywhere in them; a few KiB stay). A
+ * peer is removed from the array before its fd is closed, so every fd in
+ * the array is open; one accepted but not yet in it is left open (it is
+ * close-on-exec). */
 static void after_fork_child(void)
 {
     if (!srv.started)
         return;
-    if (srv.client_fd >= 0)
-        libc.close(srv.client_fd);
+    for (int i = 0; i < srv.npeers; i++)
+        libc.close(ctl_peer_fd(srv.peers[i]));
+    srv.npeers = 0;
+    close_spare();
     libc.close(srv.listen_fd);
     libc.close(srv.wake[0]);
     libc.close(srv.wake[1]);
@@ -330,7 +386,7 @@ static int make_socket(char *err, size_t errlen)
         unlink(srv.path); /* left by a dead process that had our pid */
     }
     /* Non-blocking: a client that gives up between poll and accept4 must not
-     * block the thread (accepted fds do not inherit it). */
+     * block the thread (accept4 makes each accepted fd non-blocking too). */
     int fd = libc.socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket(AF_UNIX): %s", strerror(errno));
@@ -403,6 +459,9 @@ int ctl_start(const struct ctl_host *host, const struct lstack_conf *conf, const
         unlink(srv.path);
         return -1;
     }
+    srv.spare = open_spare(); /* -1 is survivable: accept_peers tries again */
+    srv.npeers = 0;
+    srv.listen_after_us = 0;
     if (!atfork_set) {
         pthread_atfork(NULL, NULL, after_fork_child);
         atfork_set = true;
@@ -411,6 +470,7 @@ int ctl_start(const struct ctl_host *host, const struct lstack_conf *conf, const
     srv.started = true;
     if (start_thread(err, errlen) != 0) {
         srv.started = false;
+        close_spare();
         libc.close(srv.listen_fd);
         libc.close(srv.wake[0]);
         libc.close(srv.wake[1]);
@@ -429,6 +489,7 @@ void ctl_stop(void)
     while (libc.write(srv.wake[1], &c, 1) < 0 && errno == EINTR)
         ;
     pthread_join(srv.thread, NULL);
+    close_spare();
     libc.close(srv.listen_fd);
     libc.close(srv.wake[0]);
     libc.close(srv.wake[1]);

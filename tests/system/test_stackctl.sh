@@ -8,6 +8,10 @@
 #  3. stats counters grow by the right order of magnitude while
 #     redis-benchmark runs; -r / --watch rates; show config; show nic;
 #     set loglevel;
+#  3b. ten silent control clients do not delay stackctl; show stats's
+#     fds_open / fds_limit; redis's fd limit lowered to its lowest free fd:
+#     the thread does not spin, stackctl is told "out of file descriptors"
+#     (or, the spare fd above the limit, waits) and is served once restored;
 #  4. errors: dead PID, a non-lstack process, an unknown name, several
 #     processes, a protocol version mismatch, a second user (socket mode,
 #     then the process's SO_PEERCRED check): a clear message, non-zero exit;
@@ -222,6 +226,100 @@ grep -q -- "-> debug" "$T_WORK/ll.txt" || r_fail "set loglevel: $(cat "$T_WORK/l
 "$SC" -p "$PID" set loglevel info >/dev/null || r_fail "set loglevel info failed"
 sc_expect 2 "log level 'loud'" "$SC" -p "$PID" set loglevel loud || r_fail "bad level accepted"
 t_ok "set loglevel debug, then info, at run time; a bad level is a usage error"
+
+# --- 3b: floods and shortage of the control socket --------------------------
+# Ten clients that connect and say nothing do not delay stackctl (they used
+# to cost 2 s each); fds_open / fds_limit are the process's; with redis's fd
+# limit lowered to its lowest free fd (every new fd fails with EMFILE), the
+# control thread does not spin.
+cat >"$T_WORK/silent.py" <<'EOF'
+import socket, sys, time
+socks = []
+for i in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    socks.append(s)
+print("ready", flush=True)
+time.sleep(60)
+EOF
+python3 "$T_WORK/silent.py" "$SOCK" 10 >"$T_WORK/silent.log" 2>&1 &
+SILENT=$!
+R_BG_PIDS+=("$SILENT")
+for ((i = 0; i < 50; i++)); do grep -q ready "$T_WORK/silent.log" 2>/dev/null && break; sleep 0.1; done
+t0=$(date +%s%N)
+"$SC" -p "$PID" show stats >/dev/null || r_fail "show stats behind 10 silent clients failed"
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill "$SILENT" 2>/dev/null
+wait "$SILENT" 2>/dev/null
+((ms < 1000)) || r_fail "show stats behind 10 silent control clients took $ms ms"
+t_ok "10 silent clients on the control socket: show stats answered in $ms ms"
+
+"$SC" -p "$PID" show stats --json >"$T_WORK/s2.json" || r_fail "show stats --json failed"
+fds_open=$(py 'd["app"]["fds_open"]' "$T_WORK/s2.json")
+fds_limit=$(py 'd["app"]["fds_limit"]' "$T_WORK/s2.json")
+fds_now=$(find "/proc/$PID/fd" -mindepth 1 | wc -l)
+if [[ "$fds_limit" != 4096 ]] || ((fds_open <= 10 || fds_open > fds_now + 2 || fds_open < fds_now - 2)); then
+    r_fail "fds_open $fds_open (/proc says $fds_now), fds_limit $fds_limit (redis runs with ulimit -n 4096)"
+fi
+"$SC" -p "$PID" show stats | grep -qE "^fds_limit +4096$" || r_fail "show stats table: no fds_limit 4096"
+t_ok "show stats: fds_open $fds_open (/proc/$PID/fd: $fds_now), fds_limit 4096"
+
+# ctl_cpu_ms: utime + stime of redis's lstack-ctl thread, in ms (-1: not found).
+ctl_cpu_ms() {
+    local t
+    for t in /proc/"$PID"/task/*; do
+        [[ "$(cat "$t/comm" 2>/dev/null)" == lstack-ctl ]] || continue
+        awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' "$t/stat"
+        return
+    done
+    echo -1
+}
+# fd_layout: "SPARE LOWEST_FREE" of redis: the control thread's spare fd
+# (its /dev/null, the highest-numbered one) and the lowest free number.
+fd_layout() {
+    python3 - "$PID" <<'EOF'
+import os, sys
+d = "/proc/%s/fd" % sys.argv[1]
+used, nulls = set(), []
+for f in os.listdir(d):
+    used.add(int(f))
+    try:
+        if os.readlink(os.path.join(d, f)) == "/dev/null":
+            nulls.append(int(f))
+    except OSError:
+        pass
+print(max(nulls) if nulls else -1, min(set(range(len(used) + 1)) - used))
+EOF
+}
+# The soft limit at the lowest free number: every new fd fails with EMFILE.
+# If the spare is below it (every number below the limit taken, as at a real
+# fd limit), stackctl is told why at once; if it is above (a hole below the
+# spare: redis's fds here have one), nothing can be accepted and stackctl
+# waits, unanswered, until the limit is restored. Either way the thread must
+# not spin.
+read -r spare low <<<"$(fd_layout)"
+prlimit --pid "$PID" --nofile="$low:4096" || r_fail "prlimit"
+c0=$(ctl_cpu_ms)
+t0=$(date +%s%N)
+if ((spare >= 0 && spare < low)); then
+    what="the spare fd $spare is below it: stackctl told 'out of file descriptors'"
+    ok=1
+    sc_expect 1 "cannot serve the request: out of file descriptors: [0-9]+ open, limit $low \(RLIMIT_NOFILE\)" \
+        "$SC" -p "$PID" --timeout 3 show stats || ok=0
+else
+    what="the spare fd $spare is above it: stackctl waited, unanswered"
+    ok=1
+    sc_expect 1 "did not greet: no answer within 2000 ms" "$SC" -p "$PID" --timeout 2 show stats || ok=0
+fi
+ms=$((($(date +%s%N) - t0) / 1000000))
+sleep 1
+c1=$(ctl_cpu_ms)
+prlimit --pid "$PID" --nofile=4096:4096 || r_fail "prlimit (restore)"
+((ok == 1)) || r_fail "fd limit $low: $what - not so (above)"
+((c0 >= 0 && c1 - c0 < 200)) || r_fail "out of fds: lstack-ctl used $((c1 - c0)) ms of CPU in $((ms / 1000 + 1)) s"
+"$SC" -p "$PID" show stats >/dev/null || r_fail "show stats after the fd limit was restored"
+[[ "$(r_cli srv ping)" == PONG ]] || r_fail "redis does not answer after its fd limit was restored"
+t_ok "fd limit lowered to $low; $what ($ms ms); lstack-ctl used $((c1 - c0)) ms CPU; served again once restored"
 
 # --- 4: errors ---------------------------------------------------------------
 sleep 0 &

@@ -204,7 +204,7 @@ static const char *const stats[] = {
     "{\"type\":\"time\",\"t_us\":1000000}",
     "{\"type\":\"stack\",\"stack\":0,\"rx_packets\":100,\"drop_not_ours\":1,\"port_imissed\":2,\"sockets\":3,\"mbuf_in_use\":9}",
     "{\"type\":\"total\",\"rx_packets\":100,\"drop_not_ours\":1,\"port_imissed\":2,\"sockets\":3,\"mbuf_in_use\":9}",
-    "{\"type\":\"app\",\"reads\":50,\"writes\":40}",
+    "{\"type\":\"app\",\"reads\":50,\"writes\":40,\"fds_open\":12,\"fds_limit\":1024}",
     "{\"type\":\"end\"}",
     NULL,
 };
@@ -212,7 +212,7 @@ static const char *const stats[] = {
 static const char *const stats2[] = {
     "{\"type\":\"time\",\"t_us\":3000000}",
     "{\"type\":\"total\",\"rx_packets\":300,\"drop_not_ours\":5,\"port_imissed\":2,\"sockets\":4,\"mbuf_in_use\":9}",
-    "{\"type\":\"app\",\"reads\":150,\"writes\":40}",
+    "{\"type\":\"app\",\"reads\":150,\"writes\":40,\"fds_open\":13,\"fds_limit\":1024}",
     "{\"type\":\"end\"}",
     NULL,
 };
@@ -226,10 +226,12 @@ static void test_stats(void)
           "stats: per stack and total columns");
     check(strstr(t, "APPLICATION (process-wide)  VALUE\nreads                          50\n") != NULL,
           "stats: application counters");
+    check(strstr(t, "\nfds_open                       12\nfds_limit                    1024\n") != NULL,
+          "stats: the process's open fds and their limit, in the process-wide table");
     free(t);
     t = render(stats, sc_show_stats, true, &rc, err, sizeof(err));
     check(rc == SC_OK && balanced(t) && strstr(t, "\"t_us\":1000000") != NULL &&
-              strstr(t, "\"app\":{\"reads\":50,\"writes\":40}") != NULL &&
+              strstr(t, "\"app\":{\"reads\":50,\"writes\":40,\"fds_open\":12,\"fds_limit\":1024}") != NULL &&
               strstr(t, "\"stacks\":[{\"stack\":0,\"rx_packets\":100,") != NULL,
           "stats --json: time, total, app, stacks");
     free(t);
@@ -251,6 +253,8 @@ static void test_stats(void)
           "rates --json: per second over the process's interval");
     check(strstr(text, "\"gauges\":{\"sockets\":4,") != NULL && strstr(text, "\"sockets\":0.5") == NULL,
           "rates --json: gauges as they are, not as rates");
+    check(strstr(text, "\"fds_open\":13,\"fds_limit\":1024}") != NULL && strstr(text, "\"fds_open\":0.5") == NULL,
+          "rates --json: fds open and their limit are gauges");
     free(text);
     text = NULL;
     f = open_memstream(&text, &len);

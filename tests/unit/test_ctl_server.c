@@ -9,13 +9,12 @@
  * TAP output.
  */
 #include <arpa/inet.h>
-#include <pthread.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "conf/conf.h"
@@ -24,8 +23,7 @@
 #include "nic/nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
-#include "stackctl.h"
-#include "pair_conf.h"
+#include "ctl_test_host.h"
 
 #define PORT 6379
 #define NCONN 20
@@ -35,8 +33,6 @@
 
 static struct stack *A, *B;
 #define CTL_EXTRA "tcp_conn_count = 64;\nunix_prefix = \"t_\";"
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 void lsock_changed(struct lsock *s)
 {
@@ -171,75 +167,33 @@ static void test_paging(void)
 
 /* ---- the server ---- */
 
-static void host_lock(void)
+/* fds open now, counted by walking /proc/self/fd. */
+static long count_fds(void)
 {
-    pthread_mutex_lock(&mu);
+    DIR *d = opendir("/proc/self/fd");
+    long n = 0;
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    if (d != NULL)
+        closedir(d);
+    return n - 1; /* the walk's own fd */
 }
 
-static void host_unlock(void)
+/* show stats --json's app record carries the process's fds and limit. */
+static void check_fds(const char *stats_json)
 {
-    pthread_mutex_unlock(&mu);
-}
-
-static struct stack *host_stack(int i)
-{
-    return i == 0 ? B : NULL;
-}
-
-static const struct ctl_host host = {.lock = host_lock, .unlock = host_unlock, .stack = host_stack};
-
-typedef int (*render_fn)(struct sc_src *, bool, FILE *, char *, size_t);
-
-/* stackctl's path: find ourselves, connect, send req, render. */
-static char *ask(const char *req, render_fn fn, bool json, int *rc, char *err, size_t errlen)
-{
-    struct sc_opts o = {.pid = getpid(), .timeout_ms = 5000, .port = -1};
-    struct sc_target t;
-    struct sc_conn c;
-    *rc = sc_find_target(&o, &t, err, errlen);
-    if (*rc == SC_OK)
-        *rc = sc_connect(&t, 5000, &c, err, errlen);
-    if (*rc != SC_OK)
-        return NULL;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    *rc = sc_send(&c, req, err, errlen) == 0 ? SC_OK : SC_FAIL;
-    if (*rc == SC_OK) {
-        struct sc_src src;
-        sc_src_conn(&src, &c);
-        *rc = fn(&src, json, f, err, errlen);
-    }
-    sc_close(&c);
-    fclose(f);
-    return text;
-}
-
-/* Raw conversation: the reply lines after the hello, for requests stackctl
- * would never send. */
-static char *raw(const char *path, const char *line)
-{
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    struct sockaddr_un un = {.sun_family = AF_UNIX};
-    snprintf(un.sun_path, sizeof(un.sun_path), "%s", path);
-    static char buf[8192];
-    buf[0] = '\0';
-    if (connect(fd, (struct sockaddr *)&un, sizeof(un)) != 0) {
-        close(fd);
-        return buf;
-    }
-    if (write(fd, line, strlen(line)) < 0) {
-        close(fd);
-        return buf;
-    }
-    shutdown(fd, SHUT_WR); /* no request at all: EOF at once, not the server's timeout */
-    size_t got = 0;
-    ssize_t n;
-    while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
-        got += (size_t)n;
-    buf[got] = '\0';
-    close(fd);
-    return buf;
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    const char *o = stats_json != NULL ? strstr(stats_json, "\"fds_open\":") : NULL;
+    const char *l = stats_json != NULL ? strstr(stats_json, "\"fds_limit\":") : NULL;
+    long open_fds = o != NULL ? atol(o + 11) : -1, limit = l != NULL ? atol(l + 12) : -1;
+    long now = count_fds();
+    printf("# fds_open %ld, fds_limit %ld; now %ld open, RLIMIT_NOFILE %ld\n", open_fds, limit, now,
+           (long)rl.rlim_cur);
+    /* During the request, stackctl's socket and the server's end of it were open too. */
+    check(limit == (long)rl.rlim_cur && open_fds >= now && open_fds <= now + 2,
+          "show stats: fds_open (fds open in the process) and fds_limit (RLIMIT_NOFILE)");
 }
 
 static void test_server(struct lstack_conf *conf)
@@ -251,7 +205,7 @@ static void test_server(struct lstack_conf *conf)
     }
     setenv(CTL_RUN_DIR_ENV, dir, 1);
     char err[1024];
-    int rc = ctl_start(&host, conf, "ctl.conf", err, sizeof(err));
+    int rc = ctl_start(ctl_test_host(B, 1), conf, "ctl.conf", err, sizeof(err));
     check(rc == 0, "ctl_start");
     if (rc != 0) {
         printf("# %s\n", err);
@@ -264,42 +218,43 @@ static void test_server(struct lstack_conf *conf)
     check(path != NULL && strcmp(path, want) == 0 && stat(path, &st) == 0 && (st.st_mode & 0777) == 0600,
           "socket <run dir>/<unix_prefix>lstack.<pid>.sock, mode 0600");
 
-    char *t = ask("{\"version\":1,\"cmd\":\"connections\"}", sc_show_connections, true, &rc, err, sizeof(err));
+    char *t = ctl_test_ask("{\"version\":1,\"cmd\":\"connections\"}", sc_show_connections, true, &rc, err, sizeof(err));
     check(rc == SC_OK && t != NULL && strstr(t, "\"listeners\":[{\"stack\":0,\"fd\":100,") != NULL &&
               strstr(t, "\"summary\":{\"connections\":") != NULL,
           "show connections through the socket");
     free(t);
-    t = ask("{\"version\":1,\"cmd\":\"stats\"}", sc_show_stats, true, &rc, err, sizeof(err));
+    t = ctl_test_ask("{\"version\":1,\"cmd\":\"stats\"}", sc_show_stats, true, &rc, err, sizeof(err));
     check(rc == SC_OK && t != NULL && strstr(t, "\"conn_accepted\":") != NULL && strstr(t, "\"sockets\":") != NULL,
           "show stats through the socket");
+    check_fds(t);
     free(t);
-    t = ask("{\"version\":1,\"cmd\":\"config\"}", sc_show_config, true, &rc, err, sizeof(err));
+    t = ctl_test_ask("{\"version\":1,\"cmd\":\"config\"}", sc_show_config, true, &rc, err, sizeof(err));
     check(rc == SC_OK && t != NULL && strstr(t, "\"tcp_conn_count\":64") != NULL &&
               strstr(t, "\"unix_prefix\":\"t_\"") != NULL && strstr(t, "\"nic_rxqueue_size\":4096") != NULL,
           "show config: set keys and defaults, typed");
     free(t);
-    t = ask("{\"version\":1,\"cmd\":\"loglevel\",\"level\":\"debug\"}", sc_show_loglevel, false, &rc, err,
+    t = ctl_test_ask("{\"version\":1,\"cmd\":\"loglevel\",\"level\":\"debug\"}", sc_show_loglevel, false, &rc, err,
             sizeof(err));
     check(rc == SC_OK && t != NULL && strstr(t, "-> debug") != NULL, "set loglevel debug");
     free(t);
-    t = ask("{\"version\":1,\"cmd\":\"loglevel\",\"level\":\"info\"}", sc_show_loglevel, false, &rc, err,
+    t = ctl_test_ask("{\"version\":1,\"cmd\":\"loglevel\",\"level\":\"info\"}", sc_show_loglevel, false, &rc, err,
             sizeof(err));
     free(t);
-    t = ask("{\"version\":1,\"cmd\":\"nic\"}", sc_show_nic, false, &rc, err, sizeof(err));
+    t = ctl_test_ask("{\"version\":1,\"cmd\":\"nic\"}", sc_show_nic, false, &rc, err, sizeof(err));
     check(rc == SC_OK && t != NULL && strstr(t, "nothing to describe") != NULL, "show nic on a memory port");
     free(t);
 
-    check(strstr(raw(path, "{\"version\":2,\"cmd\":\"stats\"}\n"),
+    check(strstr(ctl_test_raw(path, "{\"version\":2,\"cmd\":\"stats\"}\n"),
                  "{\"type\":\"error\",\"error\":\"protocol version mismatch: this process") != NULL,
           "a request of another version: an error record, not garbage");
-    check(strstr(raw(path, "{\"version\":1,\"cmd\":\"stats\"\n"), "\"error\":\"malformed request:") != NULL,
+    check(strstr(ctl_test_raw(path, "{\"version\":1,\"cmd\":\"stats\"\n"), "\"error\":\"malformed request:") != NULL,
           "a malformed request: an error record");
-    check(strstr(raw(path, "{\"version\":1,\"cmd\":\"reboot\"}\n"), "\"error\":\"unknown command 'reboot'") != NULL,
+    check(strstr(ctl_test_raw(path, "{\"version\":1,\"cmd\":\"reboot\"}\n"), "\"error\":\"unknown command 'reboot'") != NULL,
           "an unknown command: an error record");
-    check(strstr(raw(path, "{\"version\":1,\"cmd\":\"connections\",\"state\":\"x\"}\n"),
+    check(strstr(ctl_test_raw(path, "{\"version\":1,\"cmd\":\"connections\",\"state\":\"x\"}\n"),
                  "unknown TCP state 'x'") != NULL,
           "a bad argument: an error record");
-    t = raw(path, "");
+    t = ctl_test_raw(path, "");
     check(strncmp(t, "{\"type\":\"hello\",\"proto\":\"lstack-ctl\",\"version\":1,", 48) == 0,
           "hello first: protocol name and version");
 
@@ -310,16 +265,9 @@ static void test_server(struct lstack_conf *conf)
 
 int main(void)
 {
-    struct lstack_conf ca, cb;
-    char err[512];
-    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", CTL_EXTRA) != 0 || pair_conf(&cb, "198.18.0.1", "198.18.0.2", CTL_EXTRA) != 0) {
-        printf("not ok 1 - configs parse\n1..1\n");
+    struct lstack_conf cb;
+    if (ctl_test_pair(CTL_EXTRA, &cb, &A, &B) != 0)
         return 1;
-    }
-    if (pair_open(&ca, &cb, &A, &B, err, sizeof(err)) != 0) {
-        printf("not ok 1 - stacks open\n# %s\n1..1\n", err);
-        return 1;
-    }
     pump(10);
     setup_conns();
     test_paging();
