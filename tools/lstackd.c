@@ -219,7 +219,11 @@ int main(int argc, char **argv)
     char *eal_argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
     eal_argv[0] = argv[0];
     memcpy(eal_argv + 1, conf.dpdk_argv, sizeof(char *) * (size_t)conf.dpdk_argc);
-    if (nic_eal_init(conf.dpdk_argc + 1, eal_argv, err, sizeof(err)) != 0) {
+    char added[128];
+    int rc = nic_eal_init(conf.dpdk_argc + 1, eal_argv, added, sizeof(added), err, sizeof(err));
+    if (added[0] != '\0')
+        LSTACK_INFO("dpdk_args: lstack added %s (see dpdk_args in docs/config.md)", added);
+    if (rc != 0) {
         LSTACK_ERR("%s", err);
         lstack_conf_free(&conf);
         return 1;

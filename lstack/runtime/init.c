@@ -62,7 +62,11 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
     char *argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
     argv[0] = "lstack";
     memcpy(argv + 1, c->dpdk_argv, sizeof(char *) * (size_t)c->dpdk_argc);
-    if (dpdk.eal_init(c->dpdk_argc + 1, argv, err, errlen) != 0)
+    char added[128];
+    int rc = dpdk.eal_init(c->dpdk_argc + 1, argv, added, sizeof(added), err, errlen);
+    if (added[0] != '\0')
+        LSTACK_INFO("dpdk_args: lstack added %s (see dpdk_args in docs/config.md)", added);
+    if (rc != 0)
         return -1;
     struct nic_params np = {
         .has_mac = c->has_devices,

@@ -389,8 +389,9 @@ r__cleanup() {
 }
 
 # r_conf_files FILE [LINE...] : like r_conf, but the EAL keeps its state in
-# files (no --in-memory): a run dir /var/run/dpdk/<prefix> and hugepage files
-# <prefix>map_* in a private hugetlbfs mounted under the work dir (unmounted
+# files (--huge-unlink, which lstack respects instead of adding --in-memory):
+# a run dir /var/run/dpdk/<prefix> and hugepage files <prefix>map_* (unlinked
+# once mapped) in a private hugetlbfs mounted under the work dir (unmounted
 # by the cleanup trap), so that a test can check none is left behind.
 R_HUGEDIR=""
 r_conf_files() {
@@ -402,7 +403,7 @@ r_conf_files() {
         mkdir -p "$R_HUGEDIR"
         mount -t hugetlbfs -o pagesize=2M nodev "$R_HUGEDIR" || r_fail "cannot mount hugetlbfs on $R_HUGEDIR"
     fi
-    r_conf "$file" "dpdk_args = [ \"--no-pci\", \"--huge-dir\", \"$R_HUGEDIR\", \"--file-prefix\", \"${LSTACK_TB}x\", \"-l\", \"$TB_CPU\", \"--vdev=$(tb_vdev)\" ];" "$@"
+    r_conf "$file" "dpdk_args = [ \"--huge-unlink\", \"--no-pci\", \"--huge-dir\", \"$R_HUGEDIR\", \"--file-prefix\", \"${LSTACK_TB}x\", \"-l\", \"$TB_CPU\", \"--vdev=$(tb_vdev)\" ];" "$@"
 }
 
 # Background client processes started by r_bench_bg (killed by the cleanup trap).
