@@ -117,11 +117,14 @@ bool rt_ensure(void)
     } else {
         policy = c.init_fail;
         lstack_log_set_level(c.log_level);
+        ctl_rt_census_begin(); /* which fds the start opens: stackctl's fds_stack */
         rc = start(&c, err, sizeof(err));
-        if (rc != 0)
+        if (rc != 0) {
+            ctl_rt_census_drop();
             LSTACK_ERR("stack start failed: %s", err);
-        else
+        } else {
             ctl_rt_start(&c, path); /* issue 4: the control socket (stackctl); serves stacks once RT_READY */
+        }
         lstack_conf_free(&c);
     }
     if (rc != 0) {
