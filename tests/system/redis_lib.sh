@@ -510,13 +510,15 @@ r_dpdk_files() {
 }
 
 # r_stat NAME COUNTER : one counter of the stack(s) of NAME's process (the
-# "total" of `stackctl -p PID --json show stats`: mbuf_free, sockets, ...).
+# "total" of `stackctl -p PID --json show stats`: mbuf_free, sockets, ...;
+# else its process-wide "app" part: reads, fds_stack, ...).
 # Returns 1 (prints nothing) for a kernel redis or when stackctl is missing.
 r_stat() {
     local name="$1" key="$2" ctl="$T_BUILD/tools/stackctl" json
     [[ "${R_KIND[$name]:-}" == lstack && -x "$ctl" && -n "${R_PID[$name]:-}" ]] || return 1
     json=$(ip netns exec "$TB_NS_SRV" "$ctl" -p "${R_PID[$name]}" --json --timeout 5 show stats 2>/dev/null) || return 1
-    python3 -c 'import json, sys; v = json.loads(sys.argv[1])["total"][sys.argv[2]]; print(int(v))' "$json" "$key" \
+    python3 -c 'import json, sys; d = json.loads(sys.argv[1]); k = sys.argv[2]; print(int(d["total"].get(k, d["app"][k])))' \
+        "$json" "$key" \
         2>/dev/null
 }
 
