@@ -33,6 +33,7 @@
 #include "common/log.h"
 #include "conf/conf.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_stack_fds.h"
 #include "nic/nic.h"
 #include "stack/stack.h"
 
@@ -67,7 +68,11 @@ static struct stack *host_stack(int index)
     return index == 0 ? the_stack : NULL;
 }
 
-static const struct ctl_host lstackd_host = {.lock = host_lock, .unlock = host_unlock, .stack = host_stack};
+/* The fds the stack's start opened (stackctl's fds_stack), taken around it. */
+static struct ctl_fd_census census;
+
+static const struct ctl_host lstackd_host = {
+    .lock = host_lock, .unlock = host_unlock, .stack = host_stack, .census = &census};
 
 /* One poll round under poll_mu; let a waiting control request in after it. */
 static unsigned poll_locked(struct stack *s)
@@ -219,7 +224,13 @@ int main(int argc, char **argv)
     char *eal_argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
     eal_argv[0] = argv[0];
     memcpy(eal_argv + 1, conf.dpdk_argv, sizeof(char *) * (size_t)conf.dpdk_argc);
-    if (nic_eal_init(conf.dpdk_argc + 1, eal_argv, err, sizeof(err)) != 0) {
+    if (ctl_census_begin(&census) != 0)
+        LSTACK_WARN("cannot list lstackd's fds: stackctl's fds_stack will miss some");
+    char added[128];
+    int rc = nic_eal_init(conf.dpdk_argc + 1, eal_argv, added, sizeof(added), err, sizeof(err));
+    if (added[0] != '\0')
+        LSTACK_INFO("dpdk_args: lstack added %s (see dpdk_args in docs/config.md)", added);
+    if (rc != 0) {
         LSTACK_ERR("%s", err);
         lstack_conf_free(&conf);
         return 1;
@@ -257,6 +268,7 @@ int main(int argc, char **argv)
     fmt_mac(mac, m, sizeof(m));
     inet_ntop(AF_INET, &conf.host_addr, addr, sizeof(addr));
     the_stack = s;
+    ctl_census_end(&census); /* an empty census only makes fds_stack smaller */
     if (ctl_start(&lstackd_host, &conf, path, err, sizeof(err)) != 0)
         LSTACK_WARN("no control socket, stackctl cannot inspect lstackd: %s", err);
     printf("lstackd: ready port=%s mac=%s addr=%s\n", stack_port_name(s), m, addr);
@@ -264,6 +276,7 @@ int main(int argc, char **argv)
     run(s, &conf);
 
     ctl_stop();
+    ctl_census_free(&census);
     the_stack = NULL;
     stack_close(s);
     nic_eal_cleanup();

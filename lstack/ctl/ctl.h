@@ -36,6 +36,7 @@
 
 struct stack;
 struct lstack_conf;
+struct ctl_fd_census;
 
 /* Connections read per lock hold. */
 #define CTL_PAGE 256
@@ -43,12 +44,15 @@ struct lstack_conf;
 /* Control connections served at once; one more is told "busy". */
 #define CTL_MAX_PEERS 32
 
-/* What the server needs from its host. All three are called from the
+/* What the server needs from its host. The functions are called from the
  * control thread. */
 struct ctl_host {
     void (*lock)(void);          /* serialises every use of the stacks */
     void (*unlock)(void);
     struct stack *(*stack)(int index); /* under lock: stack index, NULL past the last */
+    /* The fds that appeared while the stack started (ctl_stack_fds.h), complete
+     * before ctl_start and read-only after; NULL if none was taken. */
+    const struct ctl_fd_census *census;
 };
 
 /* Create the socket for this process (run dir and conf->unix_prefix, see

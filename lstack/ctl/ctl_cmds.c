@@ -1,8 +1,8 @@
 /*
  * ctl_cmds.c - the commands that read the stacks: connections, stats, nic.
  * System side (no lwIP, no DPDK header): the pcb walk is ctl_conns.c, the
- * counters come from stack_get_stats, the port description from the nic's
- * describe op (through stack_describe_nic).
+ * counters come from stack_get_stats, the stack's fds from ctl_stack_fds.c, the
+ * port description from the nic's describe op (through stack_describe_nic).
  *
  * Lock discipline: take the host lock, copy plain numbers out, release,
  * then format (the server sends). connections is a reply in pieces (see
@@ -21,6 +21,8 @@
 #include "ctl/app_counters.h"
 #include "ctl/ctl_conns.h"
 #include "ctl/ctl_fds.h"
+
+#include "ctl/ctl_stack_fds.h"
 #include "ctl/ctl_priv.h"
 #include "stack/stack.h"
 
@@ -229,6 +231,19 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     total->sockets += x->sockets;
 }
 
+/* fds_stack / fds_hugepage: the fds the stack holds now (ctl_stack_fds.c); left
+ * out when /proc/self/fd cannot be read (at the fd limit, say). */
+static void put_fds_stack(struct ctl_buf *b)
+{
+    int own[5];
+    size_t nown = ctl_server_fds(own, sizeof(own) / sizeof(own[0]));
+    struct ctl_stack_fd_count n;
+    if (ctl_stack_fds_count(ctl_srv.host->census, own, nown, &n) != 0)
+        return;
+    ctl_rec_u64(b, "fds_stack", n.stack);
+    ctl_rec_u64(b, "fds_hugepage", n.hugepage);
+}
+
 void ctl_cmd_stats(struct ctl_out *o, const struct ctl_obj *req)
 {
     (void)req;
@@ -258,6 +273,8 @@ void ctl_cmd_stats(struct ctl_out *o, const struct ctl_obj *req)
     ctl_rec_u64(&o->buf, "wakeups", a.wakeups);
     ctl_rec_u64(&o->buf, "kernel_calls", a.kernel_calls);
     ctl_put_process_fds(&o->buf);
+
+    put_fds_stack(&o->buf);
     ctl_rec_end(&o->buf);
     ctl_rec_begin(&o->buf, "end");
     ctl_rec_end(&o->buf);

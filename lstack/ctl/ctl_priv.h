@@ -44,6 +44,11 @@ struct ctl_server_state {
 
 extern struct ctl_server_state ctl_srv;
 
+/* The control server's own long-lived fds (socket, wake pipe: every fd it
+ * keeps open between requests, so that fds_stack counts them) into
+ * out[0..max); returns how many. Control thread. */
+size_t ctl_server_fds(int *out, size_t max);
+
 /* Microseconds on the monotonic clock. */
 uint64_t ctl_now_us(void);
 

@@ -497,6 +497,16 @@ void ctl_stop(void)
     srv.started = false;
 }
 
+size_t ctl_server_fds(int *out, size_t max)
+{
+    const int fds[] = {srv.listen_fd, srv.wake[0], srv.wake[1], srv.spare};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]) && n < max; i++)
+        if (fds[i] >= 0)
+            out[n++] = fds[i];
+    return n;
+}
+
 const char *ctl_socket_path(void)
 {
     return srv.started ? srv.path : NULL;

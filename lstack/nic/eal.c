@@ -4,6 +4,8 @@
  * Owns: the "EAL is initialised" flag and the caller's CPU affinity and
  * signal mask around rte_eal_init (EAL pins the calling thread to its main
  * lcore and starts its own threads, which inherit the mask in force).
+ * The memory options lstack adds to dpdk_args (few fds, no hugepage file
+ * left behind) are chosen by eal_args.c and reported to the caller.
  * Rejected: initialising in a library constructor (Gazelle does; it breaks
  * `daemonize yes` because a forked child would share DPDK state).
  */
@@ -14,12 +16,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <dirent.h>
-#include <stdbool.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+#include "nic/eal_args.h"
 #include "nic/nic.h"
 
 static int eal_state; /* 0 never, 1 up, 2 cleaned up */
@@ -40,22 +42,22 @@ static void remove_runtime_dir(const char *dir)
     rmdir(dir);
 }
 
-/* True unless the arguments already say how hugepage files are handled
- * (--in-memory, --no-huge, --huge-unlink[=...]). lstack has no secondary
- * processes, so by default hugepage files are unlinked as soon as they are
- * mapped: none is left behind, even after kill -9. */
-static bool needs_huge_unlink(int argc, char **argv)
+/* Write the options of added[0..n) to out, space-separated ("" if none). */
+static void describe_added(const char *const *added, int n, char *out, size_t outlen)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--in-memory") == 0 || strcmp(argv[i], "--no-huge") == 0 ||
-            strncmp(argv[i], "--huge-unlink", 13) == 0)
-            return false;
+    size_t w = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && w < outlen; i++) {
+        int k = snprintf(out + w, outlen - w, "%s%s", i > 0 ? " " : "", added[i]);
+        if (k < 0)
+            break;
+        w += (size_t)k;
     }
-    return true;
 }
 
-int nic_eal_init(int argc, char **argv, char *err, size_t errlen)
+int nic_eal_init(int argc, char **argv, char *added, size_t addedlen, char *err, size_t errlen)
 {
+    added[0] = '\0';
     if (eal_state != 0) {
         snprintf(err, errlen, "DPDK EAL can be initialised only once per process");
         errno = EALREADY;
@@ -67,12 +69,15 @@ int nic_eal_init(int argc, char **argv, char *err, size_t errlen)
     pthread_sigmask(SIG_SETMASK, NULL, &mask);
 
     /* rte_eal_init may permute argv (getopt): give it a copy. */
-    char *args[argc + 2];
+    const char *extra[EAL_ARGS_MAX_ADDED];
+    int nextra = eal_args_memory(argc, argv, extra);
+    char *args[argc + EAL_ARGS_MAX_ADDED + 1];
     memcpy(args, argv, sizeof(char *) * (size_t)argc);
     int n = argc;
-    if (needs_huge_unlink(argc, argv))
-        args[n++] = (char *)"--huge-unlink";
+    for (int i = 0; i < nextra; i++)
+        args[n++] = (char *)extra[i]; /* rte_eal_init does not write the strings */
     args[n] = NULL;
+    describe_added(extra, nextra, added, addedlen);
     int rc = rte_eal_init(n, args);
     int saved = rte_errno;
 

@@ -111,11 +111,15 @@ struct nic_params {
     uint16_t burst;         /* rx burst size (nic_read_number) */
 };
 
-/* Initialise DPDK's EAL with argv[0..argc) (argv[0] is a program name).
- * Once per process: a second call returns -1 with EALREADY. Saves and restores
- * the caller's CPU affinity and signal mask (EAL pins the caller and may block
- * signals). On failure returns -1, errno set, and a reason in err. */
-NIC_DPDK_EXPORT int nic_eal_init(int argc, char **argv, char *err, size_t errlen);
+/* Initialise DPDK's EAL with argv[0..argc) (argv[0] is a program name),
+ * plus the memory options lstack adds when argv does not choose them
+ * (nic/eal_args.c: --in-memory --single-file-segments by default); added
+ * receives those, space-separated, or "" (for the caller to log, success
+ * or not). Once per process: a second call returns -1 with EALREADY. Saves
+ * and restores the caller's CPU affinity and signal mask (EAL pins the
+ * caller and may block signals). On failure returns -1, errno set, and a
+ * reason in err. */
+NIC_DPDK_EXPORT int nic_eal_init(int argc, char **argv, char *added, size_t addedlen, char *err, size_t errlen);
 
 /* Release EAL and remove its run-time files (/var/run/dpdk/<prefix>).
  * After this, no DPDK port may be used in this process. */

@@ -65,7 +65,11 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
     char *argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
     argv[0] = "lstack";
     memcpy(argv + 1, c->dpdk_argv, sizeof(char *) * (size_t)c->dpdk_argc);
-    if (dpdk.eal_init(c->dpdk_argc + 1, argv, err, errlen) != 0)
+    char added[128];
+    int rc = dpdk.eal_init(c->dpdk_argc + 1, argv, added, sizeof(added), err, errlen);
+    if (added[0] != '\0')
+        LSTACK_INFO("dpdk_args: lstack added %s (see dpdk_args in docs/config.md)", added);
+    if (rc != 0)
         return -1;
     struct nic_params np = {
         .has_mac = c->has_devices,
@@ -124,11 +128,14 @@ bool rt_ensure(void)
     if (rc == 0) {
         c.init_fail = policy; /* what stackctl show config reports */
         lstack_log_set_level(c.log_level);
+        ctl_rt_census_begin(); /* which fds the start opens: stackctl's fds_stack */
         rc = start(&c, err, sizeof(err));
-        if (rc != 0)
+        if (rc != 0) {
+            ctl_rt_census_drop();
             LSTACK_ERR("stack start failed: %s", err);
-        else
+        } else {
             ctl_rt_start(&c, path); /* issue 4: the control socket (stackctl); serves stacks once RT_READY */
+        }
         lstack_conf_free(&c);
     }
     if (rc != 0) {

@@ -27,7 +27,7 @@ bool rt_gate_bound(void);
 struct nic;
 struct nic_params;
 struct dpdk_calls {
-    int (*eal_init)(int argc, char **argv, char *err, size_t errlen);
+    int (*eal_init)(int argc, char **argv, char *added, size_t addedlen, char *err, size_t errlen);
     void (*eal_cleanup)(void);
     struct nic *(*open)(const struct nic_params *p, char *err, size_t errlen);
 };

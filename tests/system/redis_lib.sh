@@ -389,8 +389,9 @@ r__cleanup() {
 }
 
 # r_conf_files FILE [LINE...] : like r_conf, but the EAL keeps its state in
-# files (no --in-memory): a run dir /var/run/dpdk/<prefix> and hugepage files
-# <prefix>map_* in a private hugetlbfs mounted under the work dir (unmounted
+# files (--huge-unlink, which lstack respects instead of adding --in-memory):
+# a run dir /var/run/dpdk/<prefix> and hugepage files <prefix>map_* (unlinked
+# once mapped) in a private hugetlbfs mounted under the work dir (unmounted
 # by the cleanup trap), so that a test can check none is left behind.
 R_HUGEDIR=""
 r_conf_files() {
@@ -402,7 +403,7 @@ r_conf_files() {
         mkdir -p "$R_HUGEDIR"
         mount -t hugetlbfs -o pagesize=2M nodev "$R_HUGEDIR" || r_fail "cannot mount hugetlbfs on $R_HUGEDIR"
     fi
-    r_conf "$file" "dpdk_args = [ \"--no-pci\", \"--huge-dir\", \"$R_HUGEDIR\", \"--file-prefix\", \"${LSTACK_TB}x\", \"-l\", \"$TB_CPU\", \"--vdev=$(tb_vdev)\" ];" "$@"
+    r_conf "$file" "dpdk_args = [ \"--huge-unlink\", \"--no-pci\", \"--huge-dir\", \"$R_HUGEDIR\", \"--file-prefix\", \"${LSTACK_TB}x\", \"-l\", \"$TB_CPU\", \"--vdev=$(tb_vdev)\" ];" "$@"
 }
 
 # Background client processes started by r_bench_bg (killed by the cleanup trap).
@@ -509,13 +510,15 @@ r_dpdk_files() {
 }
 
 # r_stat NAME COUNTER : one counter of the stack(s) of NAME's process (the
-# "total" of `stackctl -p PID --json show stats`: mbuf_free, sockets, ...).
+# "total" of `stackctl -p PID --json show stats`: mbuf_free, sockets, ...;
+# else its process-wide "app" part: reads, fds_stack, ...).
 # Returns 1 (prints nothing) for a kernel redis or when stackctl is missing.
 r_stat() {
     local name="$1" key="$2" ctl="$T_BUILD/tools/stackctl" json
     [[ "${R_KIND[$name]:-}" == lstack && -x "$ctl" && -n "${R_PID[$name]:-}" ]] || return 1
     json=$(ip netns exec "$TB_NS_SRV" "$ctl" -p "${R_PID[$name]}" --json --timeout 5 show stats 2>/dev/null) || return 1
-    python3 -c 'import json, sys; v = json.loads(sys.argv[1])["total"][sys.argv[2]]; print(int(v))' "$json" "$key" \
+    python3 -c 'import json, sys; d = json.loads(sys.argv[1]); k = sys.argv[2]; print(int(d["total"].get(k, d["app"][k])))' \
+        "$json" "$key" \
         2>/dev/null
 }
 

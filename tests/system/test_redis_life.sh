@@ -5,7 +5,7 @@
 #    `redis-cli -h 127.0.0.1 ping` inside the server namespace (the listener
 #    on 0.0.0.0 is also served by the kernel), both on one redis;
 #  - SIGTERM: exit status 0, no process left, no DPDK file left;
-#  - SHUTDOWN, with a conf without --in-memory (DPDK then creates hugepage
+#  - SHUTDOWN, with a conf that asks for --huge-unlink (DPDK then creates hugepage
 #    files and a run dir): exit status 0, none of them left afterwards;
 #  - `daemonize yes` (redis forks before the stack starts): serves on the
 #    stack, stops on SIGTERM to the pidfile's PID, leaves nothing behind.
@@ -60,7 +60,7 @@ fileconf="$T_WORK/lstack-files.conf"
 r_conf_files "$fileconf"
 R_CONF="$fileconf"
 r_start srv2 "$R_TARGET"
-r_wait_ready srv2 || r_fail "redis (conf without --in-memory) did not come up"
+r_wait_ready srv2 || r_fail "redis (conf with --huge-unlink) did not come up"
 if r_is_lstack; then
     running_files=$(r_dpdk_files | tr '\n' ' ')
     echo "   DPDK files while running: ${running_files:-none}"
@@ -69,7 +69,7 @@ out=$(r_cli srv2 ping 2>&1)
 [[ "$out" == PONG ]] || r_fail "PING answered '$out'"
 r_idle_start srv2 || r_fail "idle client"
 if r_stop srv2 shutdown; then
-    t_ok "SHUTDOWN: exit status 0, redis-cli returned (conf without --in-memory)"
+    t_ok "SHUTDOWN: exit status 0, redis-cli returned (conf with --huge-unlink)"
 else
     r_alive srv2 && r_fail "redis did not exit on SHUTDOWN"
     r_soft_fail "SHUTDOWN: redis did not exit cleanly, or redis-cli SHUTDOWN did not return (see above)"

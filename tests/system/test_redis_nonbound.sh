@@ -3,7 +3,7 @@
 # Processes that are not the bound one stay on the kernel, untouched:
 #   LD_PRELOAD=liblstack.so GAZELLE_BIND_PROCNAME=redis-server /bin/sh -c 'echo hi | cat'
 # prints exactly "hi", nothing on stderr, and creates no DPDK file, with a
-# valid lstack.conf (whose EAL would create files: no --in-memory), with no
+# valid lstack.conf (whose EAL would create files: --huge-unlink), with no
 # conf at all, and with a broken conf. Also: redis-cli and redis-benchmark
 # under the same preload (their names differ) work against a kernel redis.
 # Needs the preload, so lstack only (skipped for LSTACK_TEST_TARGET=kernel).

@@ -253,7 +253,7 @@ static void test_stats(void)
           "rates --json: per second over the process's interval");
     check(strstr(text, "\"gauges\":{\"sockets\":4,") != NULL && strstr(text, "\"sockets\":0.5") == NULL,
           "rates --json: gauges as they are, not as rates");
-    check(strstr(text, "\"fds_open\":13,\"fds_limit\":1024}") != NULL && strstr(text, "\"fds_open\":0.5") == NULL,
+    check(strstr(text, "\"fds_open\":13,\"fds_limit\":1024") != NULL && strstr(text, "\"fds_open\":0.5") == NULL,
           "rates --json: fds open and their limit are gauges");
     free(text);
     text = NULL;
