@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "common/inet_csum.h"
+
 #define ETH_HLEN 14
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_ARP 0x0806
@@ -28,6 +30,7 @@ void frame_filter_init(struct frame_filter *f, const uint8_t mac[6], uint32_t ad
     memcpy(f->mac, mac, 6);
     f->addr = addr;
     f->bcast = addr | ~mask;
+    f->check_tcp = 0;
 }
 
 static enum frame_verdict classify_arp(const uint8_t *a, size_t len)
@@ -43,15 +46,6 @@ static enum frame_verdict classify_arp(const uint8_t *a, size_t len)
     return FRAME_PASS;
 }
 
-static uint16_t ipv4_header_sum(const uint8_t *h, size_t hlen)
-{
-    uint32_t sum = 0;
-    for (size_t i = 0; i + 1 < hlen; i += 2)
-        sum += rd16(h + i);
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    return (uint16_t)sum;
-}
 
 /* src (network byte order) cannot be a peer's address. */
 static int martian_source(const struct frame_filter *f, uint32_t src)
@@ -61,7 +55,7 @@ static int martian_source(const struct frame_filter *f, uint32_t src)
            b[0] >= 224;
 }
 
-static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint8_t *ip, size_t len)
+static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint8_t *ip, size_t len, unsigned hw)
 {
     if (len < IPV4_MIN_HLEN)
         return FRAME_MALFORMED;
@@ -73,25 +67,39 @@ static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint
     size_t tot = rd16(ip + 2);
     if (tot < hlen || tot > len) /* shorter is Ethernet padding: lwIP trims it */
         return FRAME_MALFORMED;
-    if (ipv4_header_sum(ip, hlen) != 0xffff)
+    if (hw & FRAME_HW_IP_BAD)
+        return FRAME_BAD_CSUM;
+    if (!(hw & FRAME_HW_IP_GOOD) && inet_csum_add(0, ip, hlen) != 0xffff)
         return FRAME_BAD_CSUM;
     uint32_t dst;
     memcpy(&dst, ip + 16, 4); /* network byte order, like f->addr */
     if (dst != f->addr && dst != f->bcast && dst != 0xffffffffu)
         return FRAME_NOT_OURS;
-    /* Only what the stack serves reaches lwIP: every other protocol is code
-     * that can only fail us (the Debian build's UDP-Lite aborts the process
-     * on a checksum coverage longer than the datagram). */
+    /* Only what the stack serves reaches lwIP (the build has no UDP). */
     uint32_t src;
     memcpy(&src, ip + 12, 4);
     if (martian_source(f, src))
         return FRAME_MARTIAN;
     if (ip[9] != IPPROTO_ICMP_NUM && ip[9] != IPPROTO_TCP_NUM)
         return FRAME_UNSUPPORTED;
+    if (ip[9] == IPPROTO_TCP_NUM && f->check_tcp) {
+        uint16_t frag = rd16(ip + 6);
+        if (hw & FRAME_HW_L4_BAD)
+            return FRAME_BAD_CSUM;
+        /* A fragment's checksum covers the whole datagram: lwIP's check
+         * after reassembly is off, so only whole datagrams are checked
+         * (and fragments, which a port cannot vouch for, pass). */
+        if (!(hw & FRAME_HW_L4_GOOD) && (frag & 0x3fff) == 0) {
+            if (tot < hlen + 20)
+                return FRAME_MALFORMED;
+            if (!inet_tcp_verify(ip, hlen, tot))
+                return FRAME_BAD_CSUM;
+        }
+    }
     return FRAME_PASS;
 }
 
-enum frame_verdict frame_classify(const struct frame_filter *f, const uint8_t *data, size_t len)
+enum frame_verdict frame_classify_hw(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
 {
     if (len < ETH_HLEN)
         return FRAME_MALFORMED;
@@ -101,7 +109,7 @@ enum frame_verdict frame_classify(const struct frame_filter *f, const uint8_t *d
     case ETHERTYPE_ARP:
         return classify_arp(data + ETH_HLEN, len - ETH_HLEN);
     case ETHERTYPE_IPV4:
-        return classify_ipv4(f, data + ETH_HLEN, len - ETH_HLEN);
+        return classify_ipv4(f, data + ETH_HLEN, len - ETH_HLEN, hw);
     default:
         return FRAME_UNSUPPORTED;
     }

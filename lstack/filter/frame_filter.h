@@ -7,13 +7,19 @@
  * broadcast) carrying ICMP or TCP from an address that can be a peer.
  * A source of our own address or 127/8 must never reach lwIP: its reply
  * would take lwIP's loopback path, which posts to the tcpip thread's
- * mailbox that a raw-API stack never creates, and the process aborts. Everything else is dropped and counted by the caller under the
- * returned reason. Nothing is ever forwarded: the Debian lwIP is built with
- * IP_FORWARD, so frames not for us must never reach it.
+ * mailbox that a raw-API stack never creates, and the process aborts (lstack's
+ * own build has no loopback path, LWIP_NETIF_LOOPBACK 0, but such a source
+ * is never a peer either). Everything else is dropped and counted by the
+ * caller under the returned reason.
+ *
+ * Checksums: the IPv4 header checksum is checked here (lwIP's own check is
+ * off), unless the port already said it is good or bad. Where the port
+ * checks TCP checksums (check_tcp set, lwIP's own TCP check off), a TCP
+ * segment the port could not vouch for is checked here.
  *
  * Pure: no DPDK, no lwIP, no state. Any thread.
- * Rejected: letting lwIP drop what is not ours (it would route it, and its
- * drops are not counted with LWIP_STATS off in the Debian build).
+ * Rejected: letting lwIP drop what is not ours (its drops are not counted:
+ * LWIP_STATS is off).
  */
 #ifndef LSTACK_FRAME_FILTER_H
 #define LSTACK_FRAME_FILTER_H
@@ -25,7 +31,7 @@ enum frame_verdict {
     FRAME_PASS = 0,     /* hand to lwIP */
     FRAME_NOT_OURS,     /* another MAC, another IP, multicast */
     FRAME_MALFORMED,    /* truncated or inconsistent headers */
-    FRAME_BAD_CSUM,     /* IPv4 header checksum wrong */
+    FRAME_BAD_CSUM,     /* IPv4 header (or, with check_tcp, TCP) checksum wrong */
     FRAME_UNSUPPORTED,  /* EtherType or IP protocol the stack does not serve */
     FRAME_MARTIAN,      /* IPv4 source that cannot be a peer: ours, 127/8, 0/8,
                            multicast, 240/4, broadcast */
@@ -36,13 +42,30 @@ struct frame_filter {
     uint8_t mac[6];
     uint32_t addr;      /* host_addr, network byte order */
     uint32_t bcast;     /* subnet broadcast, network byte order */
+    int check_tcp;      /* lwIP does not check TCP checksums: do it here
+                           for segments the port did not check */
+};
+
+/* What the port said of a frame's checksums (0: it did not check). */
+enum {
+    FRAME_HW_IP_GOOD = 1,
+    FRAME_HW_IP_BAD = 2,
+    FRAME_HW_L4_GOOD = 4,
+    FRAME_HW_L4_BAD = 8,
 };
 
 /* Build the filter from our MAC and address/mask (network byte order). */
 void frame_filter_init(struct frame_filter *f, const uint8_t mac[6], uint32_t addr, uint32_t mask);
 
-/* Classify the frame at data[0..len). Reads only within len. */
-enum frame_verdict frame_classify(const struct frame_filter *f, const uint8_t *data, size_t len);
+/* Classify the frame at data[0..len), with hw the port's FRAME_HW_* flags
+ * for it. Reads only within len. */
+enum frame_verdict frame_classify_hw(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw);
+
+/* The same for a frame no port checked. */
+static inline enum frame_verdict frame_classify(const struct frame_filter *f, const uint8_t *data, size_t len)
+{
+    return frame_classify_hw(f, data, len, 0);
+}
 
 /* Short name of a verdict ("pass", "not_ours", ...). */
 const char *frame_verdict_name(enum frame_verdict v);

@@ -9,11 +9,55 @@
 #include <string.h>
 
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
+#include <rte_tcp.h>
 
 #include "nic/nic_priv.h"
 
 #define TX_RETRIES 4
+
+/* The port's checksum verdict of a received frame (NIC_CKSUM_*). */
+static inline uint8_t rx_cksum_flags(const struct dpdk_nic *n, const struct rte_mbuf *m)
+{
+    if (!(n->rx_offloads & RTE_ETH_RX_OFFLOAD_TCP_CKSUM))
+        return 0;
+    uint8_t f = 0;
+    uint64_t ip = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK, l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+    if (ip == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+        f |= NIC_CKSUM_IP_GOOD;
+    else if (ip == RTE_MBUF_F_RX_IP_CKSUM_BAD)
+        f |= NIC_CKSUM_IP_BAD;
+    if (l4 == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+        f |= NIC_CKSUM_L4_GOOD;
+    else if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+        f |= NIC_CKSUM_L4_BAD;
+    return f;
+}
+
+/* With checksum offload: ask the port to fill in the IPv4 header and TCP
+ * checksums of an outgoing IPv4 frame (the stack left them 0); the TCP
+ * field must hold the pseudo-header sum. Other frames are left as they are. */
+static void tx_cksum_prepare(struct rte_mbuf *m)
+{
+    if (m->data_len < sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr))
+        return;
+    struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+    if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
+        return;
+    struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+    size_t ihl = (size_t)(ip->version_ihl & 0x0f) * 4;
+    m->l2_len = sizeof(*eth);
+    m->l3_len = (uint16_t)ihl;
+    m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+    ip->hdr_checksum = 0;
+    if (ip->next_proto_id == IPPROTO_TCP && (rte_be_to_cpu_16(ip->fragment_offset) & 0x3fff) == 0 &&
+        m->data_len >= sizeof(*eth) + ihl + sizeof(struct rte_tcp_hdr)) {
+        struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)((uint8_t *)ip + ihl);
+        m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+        tcp->cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+    }
+}
 
 static unsigned dpdk_rx_burst(struct nic *nic, struct nic_pkt *pkts, unsigned max)
 {
@@ -35,6 +79,7 @@ static unsigned dpdk_rx_burst(struct nic *nic, struct nic_pkt *pkts, unsigned ma
         pkts[out].data = rte_pktmbuf_mtod(m[i], uint8_t *);
         pkts[out].len = m[i]->data_len;
         pkts[out].priv = rte_mbuf_to_priv(m[i]);
+        pkts[out].cksum = rx_cksum_flags(n, m[i]);
         out++;
     }
     return out;
@@ -50,6 +95,9 @@ static unsigned dpdk_tx_flush(struct nic *nic)
 {
     struct dpdk_nic *n = dpdk_nic(nic);
     unsigned sent = 0;
+    if (n->tx_offloads & RTE_ETH_TX_OFFLOAD_TCP_CKSUM)
+        for (unsigned i = 0; i < n->tx_count; i++)
+            tx_cksum_prepare(n->tx_batch[i]);
     for (int tries = 0; sent < n->tx_count && tries < TX_RETRIES; tries++)
         sent += rte_eth_tx_burst(n->port, 0, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
     for (unsigned i = 0; i < sent; i++) {
@@ -106,7 +154,11 @@ static void dpdk_caps(const struct nic *base, struct nic_caps *c)
     /* A frame must also fit one mbuf (multi-segment frames are dropped). */
     if (mtu > n->mbuf_data_room - RTE_ETHER_HDR_LEN)
         mtu = (uint16_t)(n->mbuf_data_room - RTE_ETHER_HDR_LEN);
-    *c = (struct nic_caps){.mtu = mtu};
+    *c = (struct nic_caps){
+        .mtu = mtu,
+        .rx_cksum = (n->rx_offloads & RTE_ETH_RX_OFFLOAD_TCP_CKSUM) != 0,
+        .tx_cksum = (n->tx_offloads & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0,
+    };
 }
 
 const struct nic_ops dpdk_nic_ops = {

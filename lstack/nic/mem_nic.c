@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/inet_csum.h"
 #include "nic/nic.h"
 
 #define MEM_FRAME_MAX 1536
@@ -42,6 +43,8 @@ struct mem_port {
     unsigned tx_count;
     uint32_t used;                       /* frames counted against us */
     struct nic_stats st;
+    struct nic_caps caps;                /* what it plays (nic_mem_set_caps) */
+    struct nic_mem_cksum ck;
 };
 
 struct mem_pair {
@@ -71,6 +74,61 @@ static void pkt_release(struct mem_pkt *p)
     pair->spare = p;
 }
 
+/* The IPv4 packet of an Ethernet frame, or NULL; its header length. */
+static uint8_t *ipv4_of(uint8_t *f, uint16_t len, size_t *ihl, size_t *tot)
+{
+    if (len < 34 || f[12] != 0x08 || f[13] != 0x00)
+        return NULL;
+    uint8_t *ip = f + 14;
+    *ihl = (size_t)(ip[0] & 0x0f) * 4;
+    *tot = (size_t)ip[2] << 8 | ip[3];
+    if ((ip[0] >> 4) != 4 || *ihl < 20 || *tot < *ihl || *tot > (size_t)len - 14)
+        return NULL;
+    return ip;
+}
+
+/* A whole (unfragmented) TCP segment of ip? */
+static int whole_tcp(const uint8_t *ip, size_t ihl, size_t tot)
+{
+    return ip[9] == 6 && (((size_t)ip[6] << 8 | ip[7]) & 0x3fff) == 0 && tot >= ihl + 20;
+}
+
+/* Play a NIC that checks checksums: NIC_CKSUM_* for the frame. */
+static uint8_t hw_check(struct mem_port *m, uint8_t *f, uint16_t len)
+{
+    size_t ihl, tot;
+    uint8_t *ip = ipv4_of(f, len, &ihl, &tot);
+    if (ip == NULL)
+        return 0;
+    uint8_t fl = inet_csum_add(0, ip, ihl) == 0xffff ? NIC_CKSUM_IP_GOOD : NIC_CKSUM_IP_BAD;
+    if (whole_tcp(ip, ihl, tot))
+        fl |= inet_tcp_verify(ip, ihl, tot) ? NIC_CKSUM_L4_GOOD : NIC_CKSUM_L4_BAD;
+    if (fl & (NIC_CKSUM_IP_BAD | NIC_CKSUM_L4_BAD))
+        m->ck.bad++;
+    return fl;
+}
+
+/* Play a NIC that fills in checksums on send. */
+static void hw_fill(struct mem_port *m, uint8_t *f, uint16_t len)
+{
+    size_t ihl, tot;
+    uint8_t *ip = ipv4_of(f, len, &ihl, &tot);
+    if (ip == NULL)
+        return;
+    if (ip[10] != 0 || ip[11] != 0 || (whole_tcp(ip, ihl, tot) && (ip[ihl + 16] != 0 || ip[ihl + 17] != 0)))
+        m->ck.prefilled++;
+    uint16_t c = inet_ip_csum(ip, ihl);
+    ip[10] = (uint8_t)(c >> 8);
+    ip[11] = (uint8_t)c;
+    if (whole_tcp(ip, ihl, tot)) {
+        ip[ihl + 16] = ip[ihl + 17] = 0;
+        c = inet_tcp_csum(ip, ihl, tot);
+        ip[ihl + 16] = (uint8_t)(c >> 8);
+        ip[ihl + 17] = (uint8_t)c;
+    }
+    m->ck.filled++;
+}
+
 static unsigned mem_rx_burst(struct nic *n, struct nic_pkt *pkts, unsigned max)
 {
     struct mem_port *m = mem_port(n);
@@ -89,6 +147,7 @@ static unsigned mem_rx_burst(struct nic *n, struct nic_pkt *pkts, unsigned max)
         pkts[got].data = p->data;
         pkts[got].len = p->len;
         pkts[got].priv = p->priv;
+        pkts[got].cksum = m->caps.rx_cksum ? hw_check(m, p->data, p->len) : 0;
         got++;
     }
     return got;
@@ -121,6 +180,8 @@ static unsigned mem_tx_flush(struct nic *n)
     for (struct mem_pkt *p = m->tx_head; p != NULL; p = p->next) {
         m->st.tx_packets++;
         m->st.tx_bytes += p->len;
+        if (m->caps.tx_cksum)
+            hw_fill(m, p->data, p->len);
     }
     if (peer->rx_tail != NULL)
         peer->rx_tail->next = m->tx_head;
@@ -216,8 +277,17 @@ static void mem_close(struct nic *n)
 
 static void mem_caps(const struct nic *n, struct nic_caps *c)
 {
-    (void)n;
-    *c = (struct nic_caps){.mtu = 1500};
+    *c = mem_port_c(n)->caps;
+}
+
+void nic_mem_set_caps(struct nic *n, const struct nic_caps *caps)
+{
+    mem_port(n)->caps = *caps;
+}
+
+void nic_mem_cksum_counts(const struct nic *n, struct nic_mem_cksum *out)
+{
+    *out = mem_port_c(n)->ck;
 }
 
 static const struct nic_ops mem_nic_ops = {
@@ -249,6 +319,7 @@ int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct ni
         uint8_t mac[6] = {0x02, 0, 0, 0, 0, (uint8_t)(i + 1)};
         memcpy(m->mac, mac, 6);
         snprintf(m->name, sizeof(m->name), "mem%d", i);
+        m->caps = (struct nic_caps){.mtu = 1500};
     }
     *a = &pair->port[0].base;
     *b = &pair->port[1].base;

@@ -27,6 +27,15 @@ struct nic_pkt {
     uint8_t *data;
     uint16_t len;
     void *priv;
+    uint8_t cksum;      /* NIC_CKSUM_* the port found (0: it did not check) */
+};
+
+/* A received frame's checksums as the port checked them (with rx_cksum). */
+enum {
+    NIC_CKSUM_IP_GOOD = 1,
+    NIC_CKSUM_IP_BAD = 2,
+    NIC_CKSUM_L4_GOOD = 4,
+    NIC_CKSUM_L4_BAD = 8,
 };
 
 struct nic_stats {
@@ -47,6 +56,9 @@ struct nic;
 /* What a port offers the stack above it (read once, at stack start). */
 struct nic_caps {
     uint16_t mtu;             /* largest IP packet the port sends and receives */
+    bool rx_cksum;            /* it checks received IPv4 header and TCP checksums (nic_pkt.cksum) */
+    bool tx_cksum;            /* it fills in the IPv4 header and TCP checksums of
+                                 what it sends: the stack leaves them 0 */
 };
 
 /* One item of a port's description (`stackctl show nic`): a group ("port",
@@ -136,5 +148,17 @@ NIC_DPDK_EXPORT struct nic *nic_dpdk_open(const struct nic_params *p, char *err,
  * (queued + held by the receiver). macs are 02:00:00:00:00:01 and :02.
  * Returns 0, or -1 (out of memory). Close each with ops->close. */
 int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct nic **a, struct nic **b);
+
+/* Make memory port n offer caps (before a stack opens on it), playing the
+ * NIC: with tx_cksum it fills in the checksums of what it sends, with
+ * rx_cksum it checks those of what it delivers and flags each frame.
+ * What it did, for tests: frames whose checksums it filled, of those the
+ * ones that came with a non-zero IPv4 or TCP checksum already (the stack
+ * computed what it should have left), and received frames it found bad. */
+struct nic_mem_cksum {
+    uint64_t filled, prefilled, bad;
+};
+void nic_mem_set_caps(struct nic *n, const struct nic_caps *caps);
+void nic_mem_cksum_counts(const struct nic *n, struct nic_mem_cksum *out);
 
 #endif

@@ -71,6 +71,18 @@ static int setup_queues(struct dpdk_nic *n, const struct nic_params *p, int sock
 {
     struct rte_eth_conf conf;
     memset(&conf, 0, sizeof(conf));
+    /* Checksums go to the port where it can do both IPv4 and TCP (real
+     * NICs do; af_packet and af_xdp cannot): the stack then leaves them to
+     * it (nic_caps). */
+    struct rte_eth_dev_info info;
+    if (rte_eth_dev_info_get(n->port, &info) == 0) {
+        const uint64_t rx = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+        const uint64_t tx = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+        if ((info.rx_offload_capa & rx) == rx)
+            conf.rxmode.offloads |= rx;
+        if ((info.tx_offload_capa & tx) == tx)
+            conf.txmode.offloads |= tx;
+    }
     int rc = rte_eth_dev_configure(n->port, 1, 1, &conf);
     if (rc != 0) {
         snprintf(err, errlen, "port %u: configure failed: %s", n->port, rte_strerror(-rc));

@@ -72,12 +72,21 @@ static err_t netif_init_cb(struct netif *nif)
     struct stack *s = nif->state;
     nif->name[0] = 'l';
     nif->name[1] = 's';
-    nif->mtu = s->mtu;
+    nif->mtu = s->caps.mtu;
     nif->hwaddr_len = 6;
     s->nic->ops->mac(s->nic, nif->hwaddr);
     nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
     nif->output = s->L.etharp_output;
     nif->linkoutput = linkoutput;
+    /* Checksums lwIP computes and checks: the IPv4 header is checked by
+     * the frame filter; TCP (and IP on send) are the port's where it
+     * offers them; ICMP is always lwIP's. */
+    u16_t ck = NETIF_CHECKSUM_ENABLE_ALL & ~NETIF_CHECKSUM_CHECK_IP;
+    if (s->caps.tx_cksum)
+        ck &= (u16_t)~(NETIF_CHECKSUM_GEN_IP | NETIF_CHECKSUM_GEN_TCP);
+    if (s->caps.rx_cksum)
+        ck &= (u16_t)~NETIF_CHECKSUM_CHECK_TCP;
+    NETIF_SET_CHECKSUM_CTRL(nif, ck);
     return ERR_OK;
 }
 

@@ -14,6 +14,11 @@
 #include "common/log.h"
 #include "stack/stack_priv.h"
 
+/* The port's checksum flags are the filter's (no translation per frame). */
+_Static_assert((int)NIC_CKSUM_IP_GOOD == (int)FRAME_HW_IP_GOOD && (int)NIC_CKSUM_IP_BAD == (int)FRAME_HW_IP_BAD &&
+                   (int)NIC_CKSUM_L4_GOOD == (int)FRAME_HW_L4_GOOD && (int)NIC_CKSUM_L4_BAD == (int)FRAME_HW_L4_BAD,
+               "NIC_CKSUM_* and FRAME_HW_* differ");
+
 /* lwIP's diagnostics and failed asserts (lwip_port.h). */
 static void lwip_log(const char *msg)
 {
@@ -79,10 +84,11 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     }
     s->L.lwip_init();
     s->nic = nic;
-    s->mtu = caps.mtu;
     uint8_t mac[6];
     nic->ops->mac(nic, mac);
     frame_filter_init(&s->filter, mac, conf->host_addr, conf->mask_addr);
+    s->caps = caps;
+    s->filter.check_tcp = caps.rx_cksum; /* lwIP's own TCP check is off then (netif.c) */
     if (stack_netif_open(s, conf, err, errlen) != 0) {
         lwip_unload(&s->L);
         free(s);
@@ -104,7 +110,7 @@ unsigned stack_poll(struct stack *s)
     /* Filter each frame; lwIP finds a segment's connection in its PCB
      * hash (lstack/stack/lwip/port/pcb_hash.c). */
     for (unsigned i = 0; i < n; i++) {
-        enum frame_verdict v = frame_classify(&s->filter, pkts[i].data, pkts[i].len);
+        enum frame_verdict v = frame_classify_hw(&s->filter, pkts[i].data, pkts[i].len, pkts[i].cksum);
         if (v == FRAME_PASS) {
             stack_netif_input(s, &pkts[i]);
         } else {

@@ -19,7 +19,7 @@ struct stack {
     struct frame_filter filter;
     ip4_addr_t gw;
     unsigned burst;
-    uint16_t mtu;              /* the port's (netif->mtu) */
+    struct nic_caps caps;      /* what the port offers: MTU, checksums (netif.c) */
     int index;
     struct stack_stats st;     /* nic part filled on demand */
     uint32_t max_socks;        /* tcp_conn_count */

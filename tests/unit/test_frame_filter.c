@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/inet_csum.h"
 #include "filter/frame_filter.h"
 
 static const uint8_t our_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
@@ -66,6 +67,50 @@ static size_t arp(const uint8_t *dmac, uint16_t op)
     a[5] = 4;
     put16(a + 6, op);
     return 14 + 28;
+}
+
+static enum frame_verdict run(size_t len);
+
+/* A TCP segment to us (20-byte header, payload bytes) with a right
+ * checksum; returns the frame length. */
+static size_t tcp_seg(size_t payload)
+{
+    size_t len = ipv4(our_mac, "198.18.0.2", 20 + payload);
+    uint8_t *ip = frame + 14, *t = ip + 20;
+    memset(t, 0, 20 + payload);
+    put16(t, 40000);
+    put16(t + 2, 6379);
+    t[12] = 5 << 4;
+    t[13] = 0x10;
+    for (size_t i = 0; i < payload; i++)
+        t[20 + i] = (uint8_t)i;
+    put16(t + 16, inet_tcp_csum(ip, 20, 40 + payload));
+    return len;
+}
+
+static void test_hw_flags(void)
+{
+    size_t len = tcp_seg(100);
+    check(frame_classify_hw(&flt, frame, len, FRAME_HW_IP_BAD) == FRAME_BAD_CSUM,
+          "the port's bad IPv4 checksum verdict drops the frame");
+    frame[14 + 10] ^= 0xff; /* break the IPv4 header checksum */
+    check(run(len) == FRAME_BAD_CSUM, "a wrong IPv4 header checksum is caught without the port");
+    check(frame_classify_hw(&flt, frame, len, FRAME_HW_IP_GOOD) == FRAME_PASS,
+          "the port's good IPv4 verdict is trusted (no second check)");
+    len = tcp_seg(100);
+    frame[14 + 20 + 30] ^= 1; /* corrupt the payload: TCP checksum now wrong */
+    check(run(len) == FRAME_PASS, "without check_tcp the TCP checksum is lwIP's to check");
+    flt.check_tcp = 1;
+    check(run(len) == FRAME_BAD_CSUM, "with check_tcp, a segment the port did not check is checked here");
+    check(frame_classify_hw(&flt, frame, len, FRAME_HW_L4_BAD) == FRAME_BAD_CSUM,
+          "the port's bad TCP verdict drops the segment");
+    check(frame_classify_hw(&flt, frame, len, FRAME_HW_IP_GOOD | FRAME_HW_L4_GOOD) == FRAME_PASS,
+          "the port's good TCP verdict is trusted");
+    len = tcp_seg(100);
+    check(run(len) == FRAME_PASS, "with check_tcp, a right TCP checksum passes");
+    len = tcp_seg(101);
+    check(run(len) == FRAME_PASS, "an odd-length segment's checksum is right too");
+    flt.check_tcp = 0;
 }
 
 static enum frame_verdict run(size_t len)
@@ -150,5 +195,6 @@ int main(void)
     }
 
     check(strcmp(frame_verdict_name(FRAME_NOT_OURS), "not_ours") == 0, "verdicts have names");
+    test_hw_flags();
     return tap_done();
 }

@@ -1,0 +1,33 @@
+/*
+ * inet_csum.h - the Internet checksum (RFC 1071) of IPv4 headers and TCP
+ * segments, over raw frame bytes: for the frame filter (a received frame
+ * the port could not check) and the memory test port (which plays a NIC
+ * that computes and checks checksums).
+ *
+ * Pure: no state, no DPDK, no lwIP. Any thread.
+ */
+#ifndef LSTACK_INET_CSUM_H
+#define LSTACK_INET_CSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One's-complement sum of len bytes folded to 16 bits (not inverted),
+ * added to sum (a partial sum from a previous call, or 0). Bytes are taken
+ * in network order. */
+uint32_t inet_csum_add(uint32_t sum, const uint8_t *p, size_t len);
+
+/* The TCP checksum field value of the IPv4 packet at ip (header ihl bytes,
+ * total length tot), computed over the pseudo header and the segment with
+ * the checksum field taken as it is: a segment whose field is right sums
+ * to 0 through inet_tcp_verify. */
+uint16_t inet_tcp_csum(const uint8_t *ip, size_t ihl, size_t tot);
+
+/* 1 if the TCP checksum of that IPv4 packet is right. */
+int inet_tcp_verify(const uint8_t *ip, size_t ihl, size_t tot);
+
+/* The IPv4 header checksum field value for the header at ip (ihl bytes),
+ * with its checksum field taken as zero. */
+uint16_t inet_ip_csum(const uint8_t *ip, size_t ihl);
+
+#endif
