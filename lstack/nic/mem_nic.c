@@ -9,6 +9,10 @@
  * Each port has a budget of nb_bufs frames: a frame counts against the port
  * that sent it until the receiver frees it, like an mbuf against its pool.
  * The pair is freed when both ports are closed.
+ *
+ * Tests may watch the wire (nic_mem_set_tap: every frame a port sends, with
+ * the power to take it off the wire) and play a peer of their own
+ * (nic_mem_inject: a frame appears in a port's receive queue).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +46,8 @@ struct mem_port {
     unsigned tx_count;
     uint32_t used;                       /* frames counted against us */
     struct nic_stats st;
+    nic_mem_tap_fn tap;                  /* sees what we send (tests) */
+    void *tap_ctx;
 };
 
 struct mem_pair {
@@ -96,6 +102,24 @@ static void mem_pkt_free(struct nic *n, void *handle)
     pkt_release(handle);
 }
 
+/* Show each frame of the pending batch to the tap; unlink and free those it
+ * takes off the wire. */
+static void tap_batch(struct mem_port *m)
+{
+    struct mem_pkt **link = &m->tx_head;
+    m->tx_tail = NULL;
+    while (*link != NULL) {
+        struct mem_pkt *p = *link;
+        if (m->tap(m->tap_ctx, p->data, p->len)) {
+            m->tx_tail = p;
+            link = &p->next;
+        } else {
+            *link = p->next;
+            pkt_release(p);
+        }
+    }
+}
+
 static unsigned mem_tx_flush(struct nic *n)
 {
     struct mem_port *m = mem_port(n);
@@ -118,11 +142,15 @@ static unsigned mem_tx_flush(struct nic *n)
         m->st.tx_packets++;
         m->st.tx_bytes += p->len;
     }
-    if (peer->rx_tail != NULL)
-        peer->rx_tail->next = m->tx_head;
-    else
-        peer->rx_head = m->tx_head;
-    peer->rx_tail = m->tx_tail;
+    if (m->tap != NULL)
+        tap_batch(m);
+    if (m->tx_head != NULL) {
+        if (peer->rx_tail != NULL)
+            peer->rx_tail->next = m->tx_head;
+        else
+            peer->rx_head = m->tx_head;
+        peer->rx_tail = m->tx_tail;
+    }
     m->tx_head = m->tx_tail = NULL;
     m->tx_count = 0;
     return sent;
@@ -236,5 +264,34 @@ int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct ni
     }
     *a = &pair->port[0].base;
     *b = &pair->port[1].base;
+    return 0;
+}
+
+void nic_mem_set_tap(struct nic *n, nic_mem_tap_fn fn, void *ctx)
+{
+    struct mem_port *m = mem_port(n);
+    m->tap = fn;
+    m->tap_ctx = ctx;
+}
+
+int nic_mem_inject(struct nic *n, const uint8_t *frame, uint16_t len)
+{
+    struct mem_port *m = mem_port(n);
+    struct mem_port *peer = &m->pair->port[1 - m->side];
+    if (len > MEM_FRAME_MAX || peer->used >= m->pair->nb_bufs)
+        return -1;
+    struct mem_pkt *p = calloc(1, sizeof(*p) + m->pair->priv_size);
+    if (p == NULL)
+        return -1;
+    p->pair = m->pair;
+    p->owner = peer->side;
+    p->len = len;
+    memcpy(p->data, frame, len);
+    peer->used++;
+    if (m->rx_tail != NULL)
+        m->rx_tail->next = p;
+    else
+        m->rx_head = p;
+    m->rx_tail = p;
     return 0;
 }

@@ -104,6 +104,9 @@ void lstack_lwip_free(void *p);
 #define TCP_OVERSIZE 1460          /* how far a copy-in allocation may be oversized */
 #define LWIP_NETIF_TX_SINGLE_PBUF 1 /* a segment is one contiguous buffer */
 #define TCP_MSL 30000UL            /* TIME_WAIT lasts 2 x MSL = 60 s, as Linux */
+/* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
+ * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
+#define LSTACK_TCP_MIN_SND_MSS 48
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
 
 #define LSTACK_TCP_WND_DEFAULT (256u * 1024u)

@@ -1,0 +1,228 @@
+/*
+ * test_tcp_guard.c - TCP under odd input, floods and reuse (issue #10):
+ * two stacks back to back on the memory port, A (198.18.0.2) the client,
+ * B (198.18.0.1) the server, plus a raw peer: segments built by hand
+ * (raw_tcp.h) that pose as A from ports A never uses and are injected into
+ * B's receive queue; B's answers to those ports are taken off the wire by a
+ * tap and recorded, so A never sees them. No DPDK, no root. TAP output.
+ *
+ * lsock_changed() belongs to the event layer; here it does nothing.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conf/conf.h"
+#include "nic/nic.h"
+#include "sock/lsock.h"
+#include "stack/stack.h"
+#include "pair_conf.h"
+#include "raw_tcp.h"
+
+#include "tap.h"
+
+#define PORT 6379
+#define RAW_LO 20000 /* the raw peer's ports: [RAW_LO, RAW_HI) */
+#define RAW_HI 30000
+#define SEEN_MAX 4096
+
+static struct stack *A, *B;
+static struct nic *nic_a, *nic_b;
+static uint32_t addr_a, addr_b;
+static uint8_t mac_a[6], mac_b[6];
+
+/* What B sent to the raw peer, oldest first. */
+static struct {
+    struct raw_seg seg[SEEN_MAX]; /* data pointers cleared: frames are gone */
+    unsigned n;
+} seen;
+
+void lsock_changed(struct lsock *s)
+{
+    (void)s;
+}
+
+/* Tap on B's port: frames for the raw peer's ports are recorded and go no
+ * further; everything else goes to A. */
+static bool tap_b(void *ctx, const uint8_t *frame, uint16_t len)
+{
+    (void)ctx;
+    struct raw_seg g;
+    if (raw_tcp_parse(frame, len, &g) != 0 || g.dport < RAW_LO || g.dport >= RAW_HI)
+        return true;
+    g.data = NULL;
+    if (seen.n < SEEN_MAX)
+        seen.seg[seen.n++] = g;
+    return false;
+}
+
+static void pump(int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        stack_poll(A);
+        stack_poll(B);
+    }
+}
+
+/* Poll both stacks until s shows one of events (at most ~2000 rounds). */
+static uint32_t pump_until(struct lsock *s, uint32_t events)
+{
+    for (int i = 0; i < 2000; i++) {
+        uint32_t ev = lsock_events(s);
+        if (ev & events)
+            return ev;
+        pump(1);
+    }
+    return lsock_events(s);
+}
+
+/* Send one segment from the raw peer's port to B:dport. */
+static void raw_send(uint16_t sport, uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t mss,
+                     const void *data, uint16_t len)
+{
+    struct raw_seg g = {
+        .saddr = addr_a, .daddr = addr_b, .sport = sport, .dport = dport,
+        .seq = seq, .ack = ack, .flags = flags, .wnd = 65535, .mss = mss, .data = data, .len = len,
+    };
+    memcpy(g.src_mac, mac_a, 6);
+    memcpy(g.dst_mac, mac_b, 6);
+    uint8_t frame[RAW_TCP_FRAME_MAX(1460)];
+    size_t n = raw_tcp_build(frame, sizeof(frame), &g);
+    if (n == 0 || nic_mem_inject(nic_b, frame, (uint16_t)n) != 0)
+        printf("# raw peer: frame not injected (%zu bytes)\n", n);
+}
+
+/* The last segment B sent to the raw peer's port (with all of flags, if
+ * non-zero) since seen.n was from, or NULL. */
+static const struct raw_seg *seen_last(unsigned from, uint16_t port, uint8_t flags)
+{
+    for (unsigned i = seen.n; i > from; i--) {
+        const struct raw_seg *g = &seen.seg[i - 1];
+        if (g->dport == port && (g->flags & flags) == flags)
+            return g;
+    }
+    return NULL;
+}
+
+static int set_int(struct lsock *s, int level, int name, int v)
+{
+    return lsock_setsockopt(s, level, name, &v, sizeof(v));
+}
+
+static int get_int(struct lsock *s, int level, int name)
+{
+    int v = -12345;
+    socklen_t len = sizeof(v);
+    int rc = lsock_getsockopt(s, level, name, &v, &len);
+    return rc < 0 ? rc : v;
+}
+
+/* A listener on B:port with this backlog. */
+static struct lsock *listener(uint16_t port, int backlog)
+{
+    struct lsock *l = NULL;
+    if (lsock_new(B, &l) != 0)
+        return NULL;
+    set_int(l, SOL_SOCKET, SO_REUSEADDR, 1);
+    if (lsock_bind(l, htonl(INADDR_ANY), htons(port)) != 0 || lsock_listen(l, backlog) != 0) {
+        lsock_close(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* The raw peer's handshake from sport with this MSS option: SYN, B's
+ * SYN-ACK, our ACK. Returns B's initial sequence number + 1 (its next
+ * sequence number), or 0 if no SYN-ACK came; our next is seq + 1. */
+static uint32_t raw_handshake(uint16_t sport, uint16_t dport, uint32_t seq, uint16_t mss)
+{
+    unsigned from = seen.n;
+    raw_send(sport, dport, TH_SYN, seq, 0, mss, NULL, 0);
+    pump(3);
+    const struct raw_seg *sa = seen_last(from, sport, TH_SYN | TH_ACK);
+    if (sa == NULL || sa->ack != seq + 1)
+        return 0;
+    uint32_t b_next = sa->seq + 1;
+    raw_send(sport, dport, TH_ACK, seq + 1, b_next, 0, NULL, 0);
+    pump(3);
+    return b_next;
+}
+
+/* ---- 1. a peer's MSS option below 48 ---- */
+
+static void test_tiny_mss(struct lsock *l)
+{
+    const uint16_t sport = RAW_LO + 1;
+    uint32_t b_next = raw_handshake(sport, PORT, 1000, 1);
+    check(b_next != 0, "tiny MSS: B answers a SYN with MSS option 1");
+    struct lsock *s = NULL;
+    check(pump_until(l, EPOLLIN) == EPOLLIN && lsock_accept(l, &s) == 0, "tiny MSS: the connection is accepted");
+    if (s == NULL)
+        return;
+    checkf(get_int(s, IPPROTO_TCP, TCP_MAXSEG) == 48, "tiny MSS: TCP_MAXSEG is 48 (Linux's tcp_min_snd_mss), saw %d",
+           get_int(s, IPPROTO_TCP, TCP_MAXSEG));
+    static char big[4096];
+    memset(big, 'x', sizeof(big));
+    unsigned from = seen.n;
+    struct iovec v = {big, sizeof(big)};
+    check(lsock_send(s, &v, 1, 0) > 0, "tiny MSS: a 4 KiB write is queued");
+    pump(5);
+    unsigned segs = 0, smallest = 0xffff, largest = 0;
+    for (unsigned i = from; i < seen.n; i++) {
+        const struct raw_seg *g = &seen.seg[i];
+        if (g->dport != sport || g->len == 0)
+            continue;
+        segs++;
+        if (g->len < smallest)
+            smallest = g->len;
+        if (g->len > largest)
+            largest = g->len;
+    }
+    checkf(segs > 0 && smallest >= 48 && largest <= 48,
+           "tiny MSS: data segments on the wire carry 48 bytes (saw %u segments, %u..%u bytes)", segs,
+           segs ? smallest : 0, largest);
+    raw_send(sport, PORT, TH_RST, 1001, 0, 0, NULL, 0);
+    pump(3);
+    lsock_close(s);
+}
+
+int main(void)
+{
+    struct lstack_conf ca, cb;
+    char err[512];
+    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 64;") != 0 ||
+        pair_conf(&cb, "198.18.0.1", "198.18.0.2", "tcp_conn_count = 64;") != 0) {
+        printf("not ok 1 - configs parse\n1..1\n");
+        return 1;
+    }
+    addr_a = ca.host_addr;
+    addr_b = cb.host_addr;
+    if (pair_open_ports(&ca, &cb, &A, &B, &nic_a, &nic_b, err, sizeof(err)) != 0) {
+        printf("not ok 1 - stacks open\n# %s\n1..1\n", err);
+        return 1;
+    }
+    stack_mac(A, mac_a);
+    stack_mac(B, mac_b);
+    nic_mem_set_tap(nic_b, tap_b, NULL);
+    pump(10);
+
+    struct lsock *l = listener(PORT, 128);
+    check(l != NULL, "listener on B:6379");
+    if (l == NULL)
+        return tap_done();
+    test_tiny_mss(l);
+    lsock_close(l);
+
+    pump(50);
+    stack_close(A);
+    stack_close(B);
+    lstack_conf_free(&ca);
+    lstack_conf_free(&cb);
+    return tap_done();
+}
