@@ -18,6 +18,12 @@ redis system tests. Runs in the client namespace against the stack.
       reply), none may hang. Then every working connection must still answer,
       and after closing K of them a new connection must work.
 
+  redis_resp.py reuse HOST PORT [--rounds 5] [--within 1.0]
+      From one source port (SO_REUSEADDR), round after round: connect, PING,
+      QUIT (the server closes first, so it holds the 4-tuple in TIME_WAIT),
+      wait for EOF, close, and connect again at once from the same port.
+      Each connect must complete within --within seconds (RFC 6191 reuse).
+
 Exit status: 0 when every check passed, 1 otherwise (the reason on stdout).
 """
 import argparse
@@ -41,6 +47,13 @@ class Conn:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = bytearray()
         self.pos = 0
+
+    @classmethod
+    def over(cls, sock):
+        """A Conn over a socket that is connected already."""
+        c = cls.__new__(cls)
+        c.sock, c.buf, c.pos = sock, bytearray(), 0
+        return c
 
     def close(self):
         try:
@@ -444,6 +457,71 @@ def cmd_idle(args):
     return 0 if how in ("EOF", "reset") else 1
 
 
+def local_port_states(port):
+    """TCP states (hex codes of /proc/net/tcp) of this namespace's sockets on
+    local port `port`."""
+    states = []
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            if int(fields[1].split(":")[1], 16) == port:
+                states.append(fields[3])
+    return states
+
+
+def cmd_reuse(args):
+    port = 0
+    worst = 0.0
+    for r in range(args.rounds):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError as e:
+            print("reuse: ERROR round %d: bind to port %d: %s" % (r + 1, port, e))
+            return 1
+        port = s.getsockname()[1]
+        s.settimeout(max(args.within * 3, 3.0))
+        t0 = time.monotonic()
+        try:
+            s.connect((args.host, args.port))
+        except OSError as e:
+            print("reuse: ERROR round %d: connect from port %d failed after %.3f s: %s" % (
+                r + 1, port, time.monotonic() - t0, e))
+            return 1
+        took = time.monotonic() - t0
+        worst = max(worst, took)
+        c = Conn.over(s)
+        try:
+            pong = c.call("PING")
+            bye = c.call("QUIT")
+            s.settimeout(5.0)
+            eof = s.recv(100) == b""
+        except (OSError, ConnectionError, RespError, ValueError) as e:
+            print("reuse: ERROR round %d: PING/QUIT: %s" % (r + 1, e))
+            return 1
+        s.close()
+        if pong != "PONG" or bye != "OK" or not eof:
+            print("reuse: ERROR round %d: PING %r, QUIT %r, EOF after QUIT %s" % (r + 1, pong, bye, eof))
+            return 1
+        # Our side closed second (LAST_ACK until the server's ACK): the port
+        # is free once that socket is gone; the server's side still waits.
+        deadline = time.monotonic() + 2.0
+        while local_port_states(port) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        if local_port_states(port):
+            print("reuse: ERROR round %d: our socket on port %d still there 2 s after close (states %s)" % (
+                r + 1, port, local_port_states(port)))
+            return 1
+        print("reuse: round %d from port %d: connected in %.3f s" % (r + 1, port, took))
+    if worst > args.within:
+        print("reuse: ERROR a connect from the reused port took %.3f s (allowed %.1f s)" % (worst, args.within))
+        return 1
+    print("reuse: %d connections from port %d, slowest connect %.3f s" % (args.rounds, port, worst))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -468,7 +546,14 @@ def main():
     c.add_argument("host")
     c.add_argument("port", type=int)
     c.add_argument("--wait", type=float, default=10.0)
+    d = sub.add_parser("reuse")
+    d.add_argument("host")
+    d.add_argument("port", type=int)
+    d.add_argument("--rounds", type=int, default=5)
+    d.add_argument("--within", type=float, default=1.0)
     args = ap.parse_args()
+    if args.cmd == "reuse":
+        return cmd_reuse(args)
     if args.cmd == "idle":
         return cmd_idle(args)
     if args.cmd == "integrity":

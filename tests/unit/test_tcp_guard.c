@@ -192,6 +192,106 @@ static void test_tiny_mss(struct lsock *l)
     lsock_close(s);
 }
 
+/* ---- 2. a SYN for a connection in TIME_WAIT (RFC 6191) ---- */
+
+/* The raw peer's view: B closed first and holds the 4-tuple in TIME_WAIT;
+ * an old duplicate SYN still gets TIME_WAIT's ACK, a SYN beyond the old
+ * connection opens a new one whose sequence space starts past the old. */
+static void test_tw_reuse_raw(struct lsock *l)
+{
+    const uint16_t sport = RAW_LO + 2;
+    uint32_t b_next = raw_handshake(sport, PORT, 5000, 1460);
+    struct lsock *s = NULL;
+    check(b_next != 0 && pump_until(l, EPOLLIN) == EPOLLIN && lsock_accept(l, &s) == 0,
+          "TIME_WAIT: raw peer connected");
+    if (s == NULL)
+        return;
+    unsigned from = seen.n;
+    lsock_close(s); /* B closes first */
+    pump(3);
+    check(seen_last(from, sport, TH_FIN) != NULL, "TIME_WAIT: B sent its FIN");
+    from = seen.n;
+    raw_send(sport, PORT, TH_FIN | TH_ACK, 5001, b_next + 1, 0, NULL, 0);
+    pump(3);
+    const struct raw_seg *g = seen_last(from, sport, TH_ACK);
+    check(g != NULL && g->ack == 5002, "TIME_WAIT: B acknowledged our FIN");
+    uint32_t old_snd_nxt = b_next + 1;
+
+    from = seen.n;
+    raw_send(sport, PORT, TH_SYN, 5001 - 100, 0, 1460, NULL, 0);
+    pump(3);
+    g = seen_last(from, sport, 0);
+    checkf(g != NULL && g->flags == TH_ACK && g->ack == 5002,
+           "TIME_WAIT: an old SYN (before rcv_nxt) gets the TIME_WAIT ACK (saw flags %#x ack %u)",
+           g ? g->flags : 0, g ? g->ack : 0);
+
+    from = seen.n;
+    const uint32_t seq = 5002 + 1000000;
+    raw_send(sport, PORT, TH_SYN, seq, 0, 1460, NULL, 0);
+    pump(3);
+    g = seen_last(from, sport, 0);
+    checkf(g != NULL && g->flags == (TH_SYN | TH_ACK) && g->ack == seq + 1,
+           "TIME_WAIT: a SYN beyond rcv_nxt opens a new connection (saw flags %#x ack %u)", g ? g->flags : 0,
+           g ? g->ack : 0);
+    if (g == NULL || g->flags != (TH_SYN | TH_ACK))
+        return;
+    checkf((int32_t)(g->seq - old_snd_nxt) > 65535,
+           "TIME_WAIT: the new ISN starts past the old connection's sequence space (%u after its snd_nxt)",
+           g->seq - old_snd_nxt);
+    raw_send(sport, PORT, TH_ACK, seq + 1, g->seq + 1, 0, NULL, 0);
+    pump(3);
+    s = NULL;
+    check(pump_until(l, EPOLLIN) == EPOLLIN && lsock_accept(l, &s) == 0, "TIME_WAIT: the new connection is accepted");
+    raw_send(sport, PORT, TH_RST, seq + 1, 0, 0, NULL, 0);
+    pump(3);
+    lsock_close(s);
+}
+
+/* Two stacks: B closes first, A connects again from the same port at once. */
+static void test_tw_reuse_lsock(struct lsock *l)
+{
+    const uint16_t cport = 41000;
+    struct lsock *c = NULL, *s = NULL;
+    char buf[16];
+    struct iovec hello = {"hello", 5}, in = {buf, sizeof(buf)};
+    check(lsock_new(A, &c) == 0 && set_int(c, SOL_SOCKET, SO_REUSEADDR, 1) == 0 &&
+              lsock_bind(c, addr_a, htons(cport)) == 0 && lsock_connect(c, addr_b, htons(PORT)) == -EINPROGRESS,
+          "TIME_WAIT reuse: A connects from port 41000");
+    pump_until(c, EPOLLOUT);
+    check(pump_until(l, EPOLLIN) == EPOLLIN && lsock_accept(l, &s) == 0 && lsock_send(c, &hello, 1, 0) == 5,
+          "TIME_WAIT reuse: accepted, 5 bytes sent");
+    pump_until(s, EPOLLIN);
+    check(s != NULL && lsock_recv(s, &in, 1, 0) == 5, "TIME_WAIT reuse: B read them");
+    lsock_close(s); /* B closes first: B will hold TIME_WAIT */
+    pump_until(c, EPOLLRDHUP);
+    check(lsock_recv(c, &in, 1, 0) == 0, "TIME_WAIT reuse: A sees B's FIN");
+    lsock_close(c);
+    pump(20);
+    /* A new connection's ISN grows with a 4 us clock (RFC 6528): let it
+     * pass the 7 sequence numbers the old connection used. */
+    usleep(2000);
+    c = s = NULL;
+    check(lsock_new(A, &c) == 0 && set_int(c, SOL_SOCKET, SO_REUSEADDR, 1) == 0 &&
+              lsock_bind(c, addr_a, htons(cport)) == 0 && lsock_connect(c, addr_b, htons(PORT)) == -EINPROGRESS,
+          "TIME_WAIT reuse: A connects from port 41000 again");
+    int rounds = 0;
+    while (rounds < 200 && !(lsock_events(c) & (EPOLLOUT | EPOLLERR))) {
+        pump(1);
+        rounds++;
+    }
+    int e = get_int(c, SOL_SOCKET, SO_ERROR);
+    checkf((lsock_events(c) & (EPOLLOUT | EPOLLERR)) == EPOLLOUT && e == 0,
+           "TIME_WAIT reuse: it connects at once (%d rounds, SO_ERROR %d)", rounds, e);
+    check(pump_until(l, EPOLLIN) == EPOLLIN && lsock_accept(l, &s) == 0, "TIME_WAIT reuse: B accepts it");
+    if (s != NULL && lsock_send(c, &hello, 1, 0) == 5) {
+        pump_until(s, EPOLLIN);
+        check(lsock_recv(s, &in, 1, 0) == 5, "TIME_WAIT reuse: data flows on the new connection");
+    }
+    lsock_close(c);
+    lsock_close(s);
+    pump(20);
+}
+
 int main(void)
 {
     struct lstack_conf ca, cb;
@@ -217,6 +317,8 @@ int main(void)
     if (l == NULL)
         return tap_done();
     test_tiny_mss(l);
+    test_tw_reuse_raw(l);
+    test_tw_reuse_lsock(l);
     lsock_close(l);
 
     pump(50);

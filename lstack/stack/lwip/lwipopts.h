@@ -107,6 +107,9 @@ void lstack_lwip_free(void *p);
 /* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
  * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
 #define LSTACK_TCP_MIN_SND_MSS 48
+/* A SYN beyond a TIME_WAIT connection's rcv_nxt opens a new connection
+ * on that 4-tuple (patch 0003; RFC 6191, Linux's TCP_TW_SYN). */
+#define LSTACK_TCP_TW_REUSE 1
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
 
 #define LSTACK_TCP_WND_DEFAULT (256u * 1024u)

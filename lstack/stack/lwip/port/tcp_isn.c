@@ -8,6 +8,14 @@
  * a peer can predict the next connection's sequence numbers (blind
  * injection), and a new connection on a 4-tuple still in TIME_WAIT does not
  * start above the old one's sequence space (RFC 6191 reuse needs that).
+ *
+ * TIME_WAIT reuse (patch 0003): when a SYN ends a TIME_WAIT connection,
+ * the new connection on that 4-tuple starts at the old one's snd_nxt +
+ * 65537, as Linux does, whatever the clock says: the peer may still hold
+ * old segments, and a clock-based ISN is only past the old sequence space
+ * if the old connection sent less than the clock advanced. The note is
+ * used by the next ISN asked for (the same tcp_input call, if the listener
+ * takes the SYN) and dropped by any other.
  * Which thread: the stack's owner only.
  */
 #include <stdint.h>
@@ -16,11 +24,29 @@
 
 #include "lwip/opt.h"
 #include "lwip/ip4_addr.h"
+#include "lwip/tcp.h"
 
 #include "port/lwip_hooks.h"
 
 static uint64_t key[2];
 static int keyed;
+
+static struct {
+    int armed;
+    u32_t lip, rip;
+    u16_t lport, rport;
+    u32_t isn;
+} reuse;
+
+void lstack_tcp_tw_reuse(const struct tcp_pcb *tw)
+{
+    reuse.armed = 1;
+    reuse.lip = ip4_addr_get_u32(ip_2_ip4(&tw->local_ip));
+    reuse.rip = ip4_addr_get_u32(ip_2_ip4(&tw->remote_ip));
+    reuse.lport = tw->local_port;
+    reuse.rport = tw->remote_port;
+    reuse.isn = tw->snd_nxt + 65535u + 2u;
+}
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 #define SIPROUND                                                                                              \
@@ -53,6 +79,12 @@ static uint64_t siphash16(uint64_t m0, uint64_t m1)
 
 u32_t lstack_tcp_isn(const struct ip4_addr *lip, u16_t lport, const struct ip4_addr *rip, u16_t rport)
 {
+    if (reuse.armed) {
+        reuse.armed = 0;
+        if (reuse.lip == ip4_addr_get_u32(lip) && reuse.rip == ip4_addr_get_u32(rip) && reuse.lport == lport &&
+            reuse.rport == rport)
+            return reuse.isn;
+    }
     if (!keyed) {
         if (getrandom(key, sizeof(key), 0) != sizeof(key)) {
             struct timespec ts;
