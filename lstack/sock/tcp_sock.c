@@ -12,11 +12,16 @@
  * accept callback) to lsock_close, listeners and unaccepted connections
  * included: each may hold received buffers, and the mbuf pool is sized as
  * tcp_conn_count x mbuf_count_per_conn. Past the limit lsock_new fails with
- * -ENOBUFS and a new incoming connection is reset (counted as refused).
+ * -ENOBUFS, and lwIP answers a SYN to a listener with a RST (the stack's
+ * sock_room callback, lstack/stack/lwip/port/tcp_syn.c, counted as
+ * refused); a half-open connection takes room too, so a connection reaches
+ * on_accept without room only in a race (a socket opened while it was
+ * half-open, or two listeners' half-open ones): it is reset there, counted
+ * as refused as well.
  *
  * Rejected:
- *   - lwIP's TCP_LISTEN_BACKLOG (off in the Debian build, and it would hold
- *     SYNs back instead of queueing established connections like Linux);
+ *   - refusing only in on_accept (the client's connect succeeds, then it is
+ *     reset: what lstack did before);
  *   - counting pcbs instead of lsocks (a pcb in TIME_WAIT holds no buffer,
  *     an lsock whose connection died may still hold unread data).
  */
@@ -208,11 +213,6 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 unsigned lsock_count(const struct stack *st)
 {
     return st->sock_count;
-}
-
-uint64_t lsock_refused(const struct stack *st)
-{
-    return st->sock_refused;
 }
 
 struct stack *lsock_stack(const struct lsock *s)

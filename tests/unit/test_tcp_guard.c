@@ -31,6 +31,7 @@
 #define RAW_LO 20000 /* the raw peer's ports: [RAW_LO, RAW_HI) */
 #define RAW_HI 30000
 #define SEEN_MAX 4096
+#define B_MAX_SOCKS 8 /* B's tcp_conn_count */
 
 static struct stack *A, *B;
 static struct nic *nic_a, *nic_b;
@@ -292,12 +293,104 @@ static void test_tw_reuse_lsock(struct lsock *l)
     pump(20);
 }
 
+/* ---- 3. past tcp_conn_count: refused at the SYN ---- */
+
+/* Connect a client on A to B:PORT and accept it on B. */
+static int connect_pair(struct lsock *l, struct lsock **c, struct lsock **srv)
+{
+    *c = *srv = NULL;
+    if (lsock_new(A, c) != 0 || lsock_connect(*c, addr_b, htons(PORT)) != -EINPROGRESS)
+        return -1;
+    pump_until(*c, EPOLLOUT);
+    pump_until(l, EPOLLIN);
+    return lsock_accept(l, srv);
+}
+
+static void b_stats(struct stack_stats *st)
+{
+    stack_get_stats(B, st);
+}
+
+static void test_conn_limit(struct lsock *l)
+{
+    struct lsock *c[B_MAX_SOCKS], *s[B_MAX_SOCKS];
+    int n = 0;
+    while (lsock_count(B) < B_MAX_SOCKS - 1 && n < B_MAX_SOCKS && connect_pair(l, &c[n], &s[n]) == 0)
+        n++;
+    checkf(lsock_count(B) == B_MAX_SOCKS - 1, "limit: B holds %u of %d sockets (one left)", lsock_count(B),
+           B_MAX_SOCKS);
+    struct stack_stats st0, st1;
+    b_stats(&st0);
+
+    /* The last room goes to a half-open connection ... */
+    const uint16_t p1 = RAW_LO + 10, p2 = RAW_LO + 11, p3 = RAW_LO + 12;
+    unsigned from = seen.n;
+    raw_send(p1, PORT, TH_SYN, 7000, 0, 1460, NULL, 0);
+    pump(3);
+    const struct raw_seg *g = seen_last(from, p1, 0);
+    check(g != NULL && g->flags == (TH_SYN | TH_ACK), "limit: a SYN for the last room gets a SYN-ACK");
+    uint32_t b_next = g != NULL ? g->seq + 1 : 0;
+    /* ... so the next SYN finds none left while that one is pending: not
+     * answered (it may fit when the client retries). */
+    from = seen.n;
+    raw_send(p2, PORT, TH_SYN, 8000, 0, 1460, NULL, 0);
+    pump(3);
+    g = seen_last(from, p2, 0);
+    checkf(g == NULL, "limit: a SYN while the last room is half-open is not answered (saw flags %#x)", g ? g->flags : 0);
+    b_stats(&st1);
+    checkf(st1.syn_dropped == st0.syn_dropped + 1, "limit: counted as syn_dropped (%llu -> %llu)",
+           (unsigned long long)st0.syn_dropped, (unsigned long long)st1.syn_dropped);
+
+    /* The half-open one completes: B is full. */
+    raw_send(p1, PORT, TH_ACK, 7001, b_next, 0, NULL, 0);
+    pump(3);
+    struct lsock *rs = NULL;
+    check(pump_until(l, EPOLLIN) == EPOLLIN && lsock_accept(l, &rs) == 0 && lsock_count(B) == B_MAX_SOCKS,
+          "limit: the half-open connection completes and is accepted: B is full");
+
+    /* A full stack refuses a SYN at once, with a RST. */
+    b_stats(&st0);
+    from = seen.n;
+    raw_send(p3, PORT, TH_SYN, 9000, 0, 1460, NULL, 0);
+    pump(3);
+    g = seen_last(from, p3, 0);
+    checkf(g != NULL && g->flags == (TH_RST | TH_ACK) && g->ack == 9001,
+           "limit: a SYN to a full stack gets RST|ACK, ack = its seq + 1 (saw flags %#x ack %u)", g ? g->flags : 0,
+           g ? g->ack : 0);
+    struct lsock *x = NULL, *xs = NULL;
+    check(lsock_new(A, &x) == 0 && lsock_connect(x, addr_b, htons(PORT)) == -EINPROGRESS, "limit: one connection too many");
+    pump_until(x, EPOLLERR);
+    int e = get_int(x, SOL_SOCKET, SO_ERROR);
+    checkf(e == ECONNREFUSED, "limit: its connect is refused (SO_ERROR %d, %s)", e, strerror(e));
+    b_stats(&st1);
+    checkf(st1.conn_refused == st0.conn_refused + 2 && st1.conn_accepted == st0.conn_accepted,
+           "limit: both counted as conn_refused, none accepted (refused %llu -> %llu, accepted %llu -> %llu)",
+           (unsigned long long)st0.conn_refused, (unsigned long long)st1.conn_refused,
+           (unsigned long long)st0.conn_accepted, (unsigned long long)st1.conn_accepted);
+    check(lsock_accept(l, &xs) == -EAGAIN, "limit: nothing to accept");
+    lsock_close(x);
+
+    /* A close makes room again. */
+    raw_send(p1, PORT, TH_RST, 7001, 0, 0, NULL, 0);
+    pump(3);
+    lsock_close(rs);
+    check(connect_pair(l, &x, &xs) == 0, "limit: after a close a new connection is accepted");
+    lsock_close(x);
+    lsock_close(xs);
+    for (int i = 0; i < n; i++) {
+        lsock_close(c[i]);
+        lsock_close(s[i]);
+    }
+    pump(20);
+}
+
 int main(void)
 {
     struct lstack_conf ca, cb;
-    char err[512];
+    char err[512], b_extra[64];
+    snprintf(b_extra, sizeof(b_extra), "tcp_conn_count = %d;", B_MAX_SOCKS);
     if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 64;") != 0 ||
-        pair_conf(&cb, "198.18.0.1", "198.18.0.2", "tcp_conn_count = 64;") != 0) {
+        pair_conf(&cb, "198.18.0.1", "198.18.0.2", b_extra) != 0) {
         printf("not ok 1 - configs parse\n1..1\n");
         return 1;
     }
@@ -319,6 +412,7 @@ int main(void)
     test_tiny_mss(l);
     test_tw_reuse_raw(l);
     test_tw_reuse_lsock(l);
+    test_conn_limit(l);
     lsock_close(l);
 
     pump(50);

@@ -110,6 +110,11 @@ void lstack_lwip_free(void *p);
 /* A SYN beyond a TIME_WAIT connection's rcv_nxt opens a new connection
  * on that 4-tuple (patch 0003; RFC 6191, Linux's TCP_TW_SYN). */
 #define LSTACK_TCP_TW_REUSE 1
+/* A listen pcb counts its half-open (SYN_RCVD) connections in
+ * accepts_pending and answers no SYN past its backlog: the SYN queue
+ * (port/tcp_syn.c counts what it drops, and refuses a SYN with a RST when
+ * the stack has no room for another socket). */
+#define TCP_LISTEN_BACKLOG 1
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
 
 #define LSTACK_TCP_WND_DEFAULT (256u * 1024u)

@@ -8,6 +8,7 @@
  * open-addressing table of the 4-tuple. Only lwIP's core includes this.
  *
  * The ISN hook and the TIME_WAIT reuse of patch 0003: port/tcp_isn.c.
+ * The listener's SYN gate (room for a socket, SYN queue): port/tcp_syn.c.
  */
 #ifndef LSTACK_LWIP_HOOKS_H
 #define LSTACK_LWIP_HOOKS_H
@@ -31,5 +32,14 @@ u32_t lstack_tcp_isn(const struct ip4_addr *lip, u16_t lport, const struct ip4_a
 struct tcp_pcb;
 void lstack_tcp_tw_reuse(const struct tcp_pcb *tw);
 #define LWIP_HOOK_TCP_ISN(lip, lport, rip, rport) lstack_tcp_isn((lip), (lport), (rip), (rport))
+
+
+/* What a SYN to a listener gets (port/tcp_syn.c): ERR_OK lets lwIP answer
+ * it; anything else drops the segment (after a RST, if one was sent). */
+struct tcp_hdr;
+struct pbuf;
+err_t lstack_tcp_listen_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p);
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
+    ((pcb)->state == LISTEN ? lstack_tcp_listen_input((pcb), (hdr), (p)) : ERR_OK)
 
 #endif

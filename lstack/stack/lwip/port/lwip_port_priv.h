@@ -16,4 +16,7 @@ int lstack_port_mem_init(size_t limit);
  * 0 or -ENOMEM. */
 int lstack_port_hash_init(uint32_t hint, uint32_t seed);
 
+/* tcp_syn.c: where the stack's room for sockets comes from (NULL: none). */
+void lstack_port_syn_init(uint32_t (*room)(void *ctx), void *ctx);
+
 #endif
