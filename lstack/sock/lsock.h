@@ -79,14 +79,15 @@ struct stack *lsock_stack(const struct lsock *s);
  * fails with -EADDRINUSE instead), -EINVAL (already bound). */
 int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port);
 
-/* Listen (binds to INADDR_ANY:ephemeral first if unbound). backlog is
- * recorded (Linux caps it; lstack does not drop over it, see docs/compat.md):
- * every established connection is queued until tcp_conn_count sockets are
- * open on the stack; past that, a SYN is answered with a RST (the client's
- * connect fails with ECONNREFUSED; stack_stats conn_refused), and
- * half-open connections never take more than the room left (a SYN past it
- * is not answered: stack_stats syn_dropped). Listening again only changes
- * the recorded backlog.
+/* Listen (binds to INADDR_ANY:ephemeral first if unbound). backlog bounds
+ * the SYN queue, Linux's way (at most LSOCK_SOMAXCONN, 4096; 0 gives 1):
+ * no more half-open connections than that, nor than the room left under
+ * tcp_conn_count; a SYN past either is not answered (stack_stats
+ * syn_dropped; the client retransmits). Every established connection is
+ * queued until tcp_conn_count sockets are open on the stack; past that, a
+ * SYN is answered with a RST (the client's connect fails with
+ * ECONNREFUSED; stack_stats conn_refused). Listening again changes the
+ * backlog.
  * -EINVAL if connecting / connected, -EADDRINUSE. */
 int lsock_listen(struct lsock *s, int backlog);
 

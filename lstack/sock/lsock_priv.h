@@ -96,6 +96,9 @@ struct lsock {
 #define LSOCK_KEEPIDLE_DEFAULT 7200
 #define LSOCK_KEEPINTVL_DEFAULT 75
 #define LSOCK_KEEPCNT_DEFAULT 9
+/* Linux's net.core.somaxconn default: the largest listen() backlog. */
+#define LSOCK_SOMAXCONN 4096
+
 /* What getsockopt(SO_RCVBUF/SO_SNDBUF) reports (halved) before any set. */
 #define LSOCK_BUF_DEFAULT 65536
 

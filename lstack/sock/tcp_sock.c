@@ -274,10 +274,21 @@ int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port)
     return 0;
 }
 
+/* The SYN queue a listen() backlog gives, as Linux sizes it: at most
+ * somaxconn (a negative backlog, as unsigned, gets that too), at least 1. */
+static uint16_t syn_queue_len(int backlog)
+{
+    unsigned b = (unsigned)backlog;
+    if (b > LSOCK_SOMAXCONN)
+        b = LSOCK_SOMAXCONN;
+    return (uint16_t)(b != 0 ? b : 1);
+}
+
 int lsock_listen(struct lsock *s, int backlog)
 {
     if (s->state == LS_LISTEN) {
         s->backlog = backlog; /* Linux lets listen() change the backlog */
+        ((struct tcp_pcb_listen *)s->pcb)->backlog = syn_queue_len(backlog);
         return 0;
     }
     if (s->state == LS_NEW) {
@@ -289,7 +300,8 @@ int lsock_listen(struct lsock *s, int backlog)
         return -EINVAL;
     err_t e = ERR_OK;
     int saved = errno;
-    /* The backlog argument is ignored by lwIP (TCP_LISTEN_BACKLOG is 0). */
+    /* lwIP's argument is 8-bit; the queue length is set below (patch 0004
+     * made the field 16-bit). */
     struct tcp_pcb *lpcb = lsock_lwip(s)->tcp_listen_with_backlog_and_err(s->pcb, 0xff, &e);
     errno = saved;
     if (lpcb == NULL)
@@ -298,6 +310,7 @@ int lsock_listen(struct lsock *s, int backlog)
     s->pcb = lpcb;
     s->state = LS_LISTEN;
     s->backlog = backlog;
+    ((struct tcp_pcb_listen *)lpcb)->backlog = syn_queue_len(backlog);
     lsock_lwip(s)->tcp_arg(lpcb, s);
     lsock_lwip(s)->tcp_accept(lpcb, on_accept);
     lsock_notify(s, false);

@@ -31,7 +31,7 @@
 #define RAW_LO 20000 /* the raw peer's ports: [RAW_LO, RAW_HI) */
 #define RAW_HI 30000
 #define SEEN_MAX 4096
-#define B_MAX_SOCKS 8 /* B's tcp_conn_count */
+#define B_MAX_SOCKS 8 /* B's tcp_conn_count (first bed) */
 
 static struct stack *A, *B;
 static struct nic *nic_a, *nic_b;
@@ -83,7 +83,18 @@ static uint32_t pump_until(struct lsock *s, uint32_t events)
     return lsock_events(s);
 }
 
-/* Send one segment from the raw peer's port to B:dport. */
+/* Poll both stacks until B received nothing in a round (at most 1000). */
+static void drain(void)
+{
+    for (int i = 0; i < 1000; i++) {
+        stack_poll(A);
+        if (stack_poll(B) == 0)
+            return;
+    }
+}
+
+/* Send one segment from the raw peer's port to B:dport (a failure to
+ * inject is reported once per run: the memory port's buffers ran out). */
 static void raw_send(uint16_t sport, uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t mss,
                      const void *data, uint16_t len)
 {
@@ -95,8 +106,11 @@ static void raw_send(uint16_t sport, uint16_t dport, uint8_t flags, uint32_t seq
     memcpy(g.dst_mac, mac_b, 6);
     uint8_t frame[RAW_TCP_FRAME_MAX(1460)];
     size_t n = raw_tcp_build(frame, sizeof(frame), &g);
-    if (n == 0 || nic_mem_inject(nic_b, frame, (uint16_t)n) != 0)
-        printf("# raw peer: frame not injected (%zu bytes)\n", n);
+    static bool told;
+    if ((n == 0 || nic_mem_inject(nic_b, frame, (uint16_t)n) != 0) && !told) {
+        check(0, "raw peer: a frame could not be injected");
+        told = true;
+    }
 }
 
 /* The last segment B sent to the raw peer's port (with all of flags, if
@@ -384,27 +398,139 @@ static void test_conn_limit(struct lsock *l)
     pump(20);
 }
 
-int main(void)
+/* ---- 4. SYN floods: each listener's SYN queue is bounded ---- */
+
+/* Send SYNs from n raw ports starting at port0 to B:dport, in batches that
+ * B drains in between (the memory port holds 1024 frames). Returns the
+ * SYN-ACKs seen. */
+static unsigned raw_syn_flood(uint16_t port0, unsigned n, uint16_t dport)
 {
-    struct lstack_conf ca, cb;
-    char err[512], b_extra[64];
-    snprintf(b_extra, sizeof(b_extra), "tcp_conn_count = %d;", B_MAX_SOCKS);
-    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 64;") != 0 ||
-        pair_conf(&cb, "198.18.0.1", "198.18.0.2", b_extra) != 0) {
-        printf("not ok 1 - configs parse\n1..1\n");
-        return 1;
+    unsigned synacks = 0;
+    for (unsigned done = 0; done < n;) {
+        unsigned from = seen.n;
+        for (unsigned k = 0; k < 256 && done < n; k++, done++)
+            raw_send((uint16_t)(port0 + done), dport, TH_SYN, 100000u + done, 0, 1460, NULL, 0);
+        drain();
+        for (unsigned i = from; i < seen.n; i++)
+            if (seen.seg[i].dport >= port0 && seen.seg[i].dport < port0 + n && seen.seg[i].flags == (TH_SYN | TH_ACK))
+                synacks++;
+        seen.n = from; /* the flood's answers are counted, not kept */
     }
-    addr_a = ca.host_addr;
-    addr_b = cb.host_addr;
-    if (pair_open_ports(&ca, &cb, &A, &B, &nic_a, &nic_b, err, sizeof(err)) != 0) {
-        printf("not ok 1 - stacks open\n# %s\n1..1\n", err);
-        return 1;
+    return synacks;
+}
+
+/* Reset the half-open connections of raw_syn_flood(port0, n). */
+static void raw_flood_reset(uint16_t port0, unsigned n, uint16_t dport)
+{
+    for (unsigned done = 0; done < n;) {
+        for (unsigned k = 0; k < 256 && done < n; k++, done++)
+            raw_send((uint16_t)(port0 + done), dport, TH_RST, 100000u + done + 1, 0, 0, NULL, 0);
+        drain();
+    }
+}
+
+static void test_syn_queue(void)
+{
+    const uint16_t fport = PORT + 1, port0 = RAW_LO + 100;
+    struct lsock *l = listener(PORT, 128), *fl = listener(fport, 4);
+    struct lsock *c = NULL, *s = NULL;
+    check(l != NULL && fl != NULL && connect_pair(l, &c, &s) == 0, "flood: an established connection on B:6379");
+    if (fl == NULL || s == NULL)
+        return;
+    struct stack_stats st0, st1;
+    b_stats(&st0);
+    unsigned synacks = raw_syn_flood(port0, 50, fport);
+    b_stats(&st1);
+    checkf(synacks == 4, "flood: 50 SYNs to a listener with backlog 4: 4 SYN-ACKs (saw %u)", synacks);
+    checkf(st1.syn_dropped - st0.syn_dropped == 46, "flood: the other 46 counted as drop_syn (saw %llu)",
+           (unsigned long long)(st1.syn_dropped - st0.syn_dropped));
+    char buf[8];
+    struct iovec ping = {"ping", 4}, in = {buf, sizeof(buf)};
+    ssize_t got = -1;
+    if (lsock_send(c, &ping, 1, 0) == 4 && (pump_until(s, EPOLLIN) & EPOLLIN))
+        got = lsock_recv(s, &in, 1, 0);
+    checkf(got == 4, "flood: the established connection is still served (read %zd)", got);
+    struct lsock *x = NULL, *xs = NULL;
+    check(lsock_new(A, &x) == 0 && lsock_connect(x, addr_b, htons(fport)) == -EINPROGRESS,
+          "flood: a connect to the flooded listener");
+    pump(50);
+    check(lsock_events(x) == 0, "flood: it waits while the SYN queue is full (its SYN was not answered)");
+    lsock_close(x);
+    raw_flood_reset(port0, 50, fport);
+    x = NULL;
+    check(lsock_new(A, &x) == 0 && lsock_connect(x, addr_b, htons(fport)) == -EINPROGRESS &&
+              (pump_until(x, EPOLLOUT) & (EPOLLOUT | EPOLLERR)) == EPOLLOUT &&
+              pump_until(fl, EPOLLIN) == EPOLLIN && lsock_accept(fl, &xs) == 0,
+          "flood: once the half-open ones are gone a connect is answered and accepted");
+    lsock_close(x);
+    lsock_close(xs);
+
+    /* listen(0) queues one, like Linux's minimum. */
+    lsock_close(fl);
+    fl = listener(fport, 0);
+    synacks = fl != NULL ? raw_syn_flood(port0, 3, fport) : 0;
+    checkf(synacks == 1, "flood: backlog 0: one half-open connection (saw %u SYN-ACKs)", synacks);
+    raw_flood_reset(port0, 3, fport);
+    lsock_close(fl);
+
+    /* Backlogs past 255 hold (lwIP's were 8-bit), up to 4096 (somaxconn). */
+    fl = listener(fport, 300);
+    synacks = fl != NULL ? raw_syn_flood(port0, 310, fport) : 0;
+    checkf(synacks == 300, "flood: backlog 300: 300 half-open connections (saw %u SYN-ACKs)", synacks);
+    raw_flood_reset(port0, 310, fport);
+    lsock_close(fl);
+    fl = listener(fport, 100000);
+    synacks = fl != NULL ? raw_syn_flood(port0, 4200, fport) : 0;
+    checkf(synacks == 4096, "flood: backlog 100000 is capped at 4096 (saw %u SYN-ACKs for 4200 SYNs)", synacks);
+    raw_flood_reset(port0, 4200, fport);
+    lsock_close(fl);
+
+    lsock_close(c);
+    lsock_close(s);
+    lsock_close(l);
+    pump(20);
+}
+
+/* Open stacks A and B (B with tcp_conn_count b_socks) on a new memory port
+ * pair, with the raw peer's tap on B's port. Returns 0 or -1 (reported). */
+static int bed_open(struct lstack_conf *ca, struct lstack_conf *cb, int b_socks)
+{
+    char err[512], b_extra[64];
+    snprintf(b_extra, sizeof(b_extra), "tcp_conn_count = %d;", b_socks);
+    if (pair_conf(ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 64;") != 0 ||
+        pair_conf(cb, "198.18.0.1", "198.18.0.2", b_extra) != 0) {
+        check(0, "configs parse");
+        return -1;
+    }
+    addr_a = ca->host_addr;
+    addr_b = cb->host_addr;
+    if (pair_open_ports(ca, cb, &A, &B, &nic_a, &nic_b, err, sizeof(err)) != 0) {
+        printf("# %s\n", err);
+        check(0, "stacks open");
+        return -1;
     }
     stack_mac(A, mac_a);
     stack_mac(B, mac_b);
     nic_mem_set_tap(nic_b, tap_b, NULL);
+    seen.n = 0;
     pump(10);
+    return 0;
+}
 
+static void bed_close(struct lstack_conf *ca, struct lstack_conf *cb)
+{
+    pump(50);
+    stack_close(A);
+    stack_close(B);
+    lstack_conf_free(ca);
+    lstack_conf_free(cb);
+}
+
+int main(void)
+{
+    struct lstack_conf ca, cb;
+    if (bed_open(&ca, &cb, B_MAX_SOCKS) != 0)
+        return tap_done();
     struct lsock *l = listener(PORT, 128);
     check(l != NULL, "listener on B:6379");
     if (l == NULL)
@@ -414,11 +540,12 @@ int main(void)
     test_tw_reuse_lsock(l);
     test_conn_limit(l);
     lsock_close(l);
+    bed_close(&ca, &cb);
 
-    pump(50);
-    stack_close(A);
-    stack_close(B);
-    lstack_conf_free(&ca);
-    lstack_conf_free(&cb);
+    /* Room for the floods: tcp_conn_count must not be what bounds them. */
+    if (bed_open(&ca, &cb, 4200) != 0)
+        return tap_done();
+    test_syn_queue();
+    bed_close(&ca, &cb);
     return tap_done();
 }

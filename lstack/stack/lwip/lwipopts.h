@@ -115,6 +115,9 @@ void lstack_lwip_free(void *p);
  * (port/tcp_syn.c counts what it drops, and refuses a SYN with a RST when
  * the stack has no room for another socket). */
 #define TCP_LISTEN_BACKLOG 1
+/* ... up to listen()'s backlog capped at 4096 (lstack/sock/tcp_sock.c):
+ * the backlog fields are 16-bit (patch 0004). */
+#define LSTACK_TCP_BACKLOG_U16 1
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
 
 #define LSTACK_TCP_WND_DEFAULT (256u * 1024u)
