@@ -81,9 +81,10 @@ int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port);
 
 /* Listen (binds to INADDR_ANY:ephemeral first if unbound). backlog bounds
  * the SYN queue, Linux's way (at most LSOCK_SOMAXCONN, 4096; 0 gives 1):
- * no more half-open connections than that, nor than the room left under
- * tcp_conn_count; a SYN past either is not answered (stack_stats
- * syn_dropped; the client retransmits). Every established connection is
+ * past it a SYN gets a SYN cookie (stack_stats syncookies_*); half-open
+ * connections never take more than the room left under tcp_conn_count (a
+ * SYN past that is not answered: syn_dropped; the client retransmits).
+ * Every established connection is
  * queued until tcp_conn_count sockets are open on the stack; past that, a
  * SYN is answered with a RST (the client's connect fails with
  * ECONNREFUSED; stack_stats conn_refused). Listening again changes the

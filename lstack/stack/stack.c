@@ -139,6 +139,9 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     s->L.lstack_lwip_syn_stats(&syn);
     st->conn_refused = syn.refused + s->sock_refused;
     st->syn_dropped = syn.dropped;
+    st->syncookies_sent = syn.cookies_sent;
+    st->syncookies_recv = syn.cookies_recv;
+    st->syncookies_failed = syn.cookies_failed;
     st->sockets = s->sock_count;
     s->nic->ops->get_stats(s->nic, &st->nic);
 }

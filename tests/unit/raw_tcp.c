@@ -108,6 +108,7 @@ int raw_tcp_parse(const uint8_t *frame, size_t len, struct raw_seg *seg)
     seg->ack = get32(th + 8);
     seg->flags = th[13];
     seg->wnd = get16(th + 14);
+    seg->wscale = -1;
     for (size_t i = 20; i < thl;) {
         uint8_t kind = th[i];
         if (kind == 0)
@@ -120,6 +121,8 @@ int raw_tcp_parse(const uint8_t *frame, size_t len, struct raw_seg *seg)
             break;
         if (kind == 2 && th[i + 1] == 4)
             seg->mss = get16(th + i + 2);
+        if (kind == 3 && th[i + 1] == 3)
+            seg->wscale = th[i + 2];
         i += th[i + 1];
     }
     seg->data = th + thl;

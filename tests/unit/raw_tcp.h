@@ -23,6 +23,7 @@ struct raw_seg {
     uint8_t flags;            /* TH_* */
     uint16_t wnd;             /* as on the wire (unscaled) */
     uint16_t mss;             /* MSS option; 0: none */
+    int wscale;               /* window scale option (parse only); -1: none */
     const uint8_t *data;      /* payload (parse: points into the frame) */
     uint16_t len;
 };
@@ -34,7 +35,8 @@ struct raw_seg {
  * length, or 0 if it does not fit. */
 size_t raw_tcp_build(uint8_t *frame, size_t cap, const struct raw_seg *seg);
 
-/* Fill seg from frame if it is TCP over IPv4 (options: MSS only). Returns 0,
+/* Fill seg from frame if it is TCP over IPv4 (options: MSS, window scale).
+ * Returns 0,
  * or -1 for anything else (ARP, a truncated header). */
 int raw_tcp_parse(const uint8_t *frame, size_t len, struct raw_seg *seg);
 

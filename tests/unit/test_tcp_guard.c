@@ -398,12 +398,12 @@ static void test_conn_limit(struct lsock *l)
     pump(20);
 }
 
-/* ---- 4. SYN floods: each listener's SYN queue is bounded ---- */
+/* ---- 4. SYN floods: each listener's SYN queue is bounded, then cookies ---- */
 
 /* Send SYNs from n raw ports starting at port0 to B:dport, in batches that
  * B drains in between (the memory port holds 1024 frames). Returns the
- * SYN-ACKs seen. */
-static unsigned raw_syn_flood(uint16_t port0, unsigned n, uint16_t dport)
+ * SYN-ACKs seen; the last one for port0 + n - 1 in *last, if not NULL. */
+static unsigned raw_syn_flood(uint16_t port0, unsigned n, uint16_t dport, struct raw_seg *last)
 {
     unsigned synacks = 0;
     for (unsigned done = 0; done < n;) {
@@ -411,9 +411,14 @@ static unsigned raw_syn_flood(uint16_t port0, unsigned n, uint16_t dport)
         for (unsigned k = 0; k < 256 && done < n; k++, done++)
             raw_send((uint16_t)(port0 + done), dport, TH_SYN, 100000u + done, 0, 1460, NULL, 0);
         drain();
-        for (unsigned i = from; i < seen.n; i++)
-            if (seen.seg[i].dport >= port0 && seen.seg[i].dport < port0 + n && seen.seg[i].flags == (TH_SYN | TH_ACK))
-                synacks++;
+        for (unsigned i = from; i < seen.n; i++) {
+            const struct raw_seg *g = &seen.seg[i];
+            if (g->dport < port0 || g->dport >= port0 + n || g->flags != (TH_SYN | TH_ACK))
+                continue;
+            synacks++;
+            if (last != NULL && g->dport == port0 + n - 1)
+                *last = *g;
+        }
         seen.n = from; /* the flood's answers are counted, not kept */
     }
     return synacks;
@@ -429,7 +434,14 @@ static void raw_flood_reset(uint16_t port0, unsigned n, uint16_t dport)
     }
 }
 
-static void test_syn_queue(void)
+static unsigned long long delta(uint64_t a, uint64_t b)
+{
+    return (unsigned long long)(b - a);
+}
+
+/* A full SYN queue answers with SYN cookies: the flood costs no state, a
+ * new client still gets in, an established one is still served. */
+static void test_syn_cookies(void)
 {
     const uint16_t fport = PORT + 1, port0 = RAW_LO + 100;
     struct lsock *l = listener(PORT, 128), *fl = listener(fport, 4);
@@ -439,52 +451,107 @@ static void test_syn_queue(void)
         return;
     struct stack_stats st0, st1;
     b_stats(&st0);
-    unsigned synacks = raw_syn_flood(port0, 50, fport);
+    struct raw_seg last = {0};
+    unsigned synacks = raw_syn_flood(port0, 50, fport, &last);
     b_stats(&st1);
-    checkf(synacks == 4, "flood: 50 SYNs to a listener with backlog 4: 4 SYN-ACKs (saw %u)", synacks);
-    checkf(st1.syn_dropped - st0.syn_dropped == 46, "flood: the other 46 counted as drop_syn (saw %llu)",
-           (unsigned long long)(st1.syn_dropped - st0.syn_dropped));
+    checkf(synacks == 50, "flood: 50 SYNs to a listener with backlog 4 are all answered (saw %u SYN-ACKs)", synacks);
+    checkf(delta(st0.syncookies_sent, st1.syncookies_sent) == 46 && st1.syn_dropped == st0.syn_dropped,
+           "flood: 4 half-open connections, 46 SYN cookies, none dropped (cookies %llu, drop_syn %llu)",
+           delta(st0.syncookies_sent, st1.syncookies_sent), delta(st0.syn_dropped, st1.syn_dropped));
+    checkf(last.mss == 1460 && last.wscale == -1, "flood: a cookie SYN-ACK offers MSS 1460, no window scale (saw %u, %d)",
+           last.mss, last.wscale);
+
     char buf[8];
     struct iovec ping = {"ping", 4}, in = {buf, sizeof(buf)};
     ssize_t got = -1;
     if (lsock_send(c, &ping, 1, 0) == 4 && (pump_until(s, EPOLLIN) & EPOLLIN))
         got = lsock_recv(s, &in, 1, 0);
     checkf(got == 4, "flood: the established connection is still served (read %zd)", got);
+
+    /* A client during the flood gets in through a cookie. */
+    b_stats(&st0);
     struct lsock *x = NULL, *xs = NULL;
-    check(lsock_new(A, &x) == 0 && lsock_connect(x, addr_b, htons(fport)) == -EINPROGRESS,
-          "flood: a connect to the flooded listener");
-    pump(50);
-    check(lsock_events(x) == 0, "flood: it waits while the SYN queue is full (its SYN was not answered)");
-    lsock_close(x);
-    raw_flood_reset(port0, 50, fport);
-    x = NULL;
     check(lsock_new(A, &x) == 0 && lsock_connect(x, addr_b, htons(fport)) == -EINPROGRESS &&
               (pump_until(x, EPOLLOUT) & (EPOLLOUT | EPOLLERR)) == EPOLLOUT &&
               pump_until(fl, EPOLLIN) == EPOLLIN && lsock_accept(fl, &xs) == 0,
-          "flood: once the half-open ones are gone a connect is answered and accepted");
+          "flood: a new client connects and is accepted while the SYN queue is full");
+    b_stats(&st1);
+    checkf(delta(st0.syncookies_recv, st1.syncookies_recv) == 1, "flood: through a SYN cookie (syncookies_recv +%llu)",
+           delta(st0.syncookies_recv, st1.syncookies_recv));
+    if (xs != NULL) {
+        /* 256 KiB each way: more than a 64 KiB window (a cookie connection
+         * has no window scaling) in flight, so the windows must move. */
+        static char big[256 * 1024], back[256 * 1024];
+        for (size_t i = 0; i < sizeof(big); i++)
+            big[i] = (char)(i * 7 + 3);
+        size_t sent = 0, recvd = 0;
+        for (int r = 0; r < 20000 && recvd < sizeof(big); r++) {
+            if (sent < sizeof(big)) {
+                struct iovec v = {big + sent, sizeof(big) - sent};
+                ssize_t n = lsock_send(xs, &v, 1, 0);
+                if (n > 0)
+                    sent += (size_t)n;
+            }
+            pump(1);
+            struct iovec v = {back + recvd, sizeof(back) - recvd};
+            ssize_t n = lsock_recv(x, &v, 1, 0);
+            if (n > 0)
+                recvd += (size_t)n;
+        }
+        checkf(recvd == sizeof(big) && memcmp(big, back, sizeof(big)) == 0,
+               "flood: 256 KiB cross the cookie connection intact (%zu bytes)", recvd);
+        got = -1;
+        if (lsock_send(x, &ping, 1, 0) == 4 && (pump_until(xs, EPOLLIN) & EPOLLIN))
+            got = lsock_recv(xs, &in, 1, 0);
+        checkf(got == 4, "flood: and the other way (read %zd)", got);
+    }
     lsock_close(x);
     lsock_close(xs);
 
-    /* listen(0) queues one, like Linux's minimum. */
-    lsock_close(fl);
-    fl = listener(fport, 0);
-    synacks = fl != NULL ? raw_syn_flood(port0, 3, fport) : 0;
-    checkf(synacks == 1, "flood: backlog 0: one half-open connection (saw %u SYN-ACKs)", synacks);
-    raw_flood_reset(port0, 3, fport);
-    lsock_close(fl);
+    /* The raw peer completes its last cookie; a forged one is reset. */
+    b_stats(&st0);
+    const uint16_t lastport = (uint16_t)(port0 + 49);
+    raw_send(lastport, fport, TH_ACK, 100000u + 49 + 1, last.seq + 1, 0, NULL, 0);
+    drain();
+    xs = NULL;
+    check(last.flags != 0 && pump_until(fl, EPOLLIN) == EPOLLIN && lsock_accept(fl, &xs) == 0,
+          "flood: the raw peer's ACK of its cookie makes a connection");
+    raw_send(lastport, fport, TH_RST, 100000u + 49 + 1, 0, 0, NULL, 0);
+    lsock_close(xs);
+    unsigned from = seen.n;
+    const uint16_t forger = (uint16_t)(port0 + 48);
+    raw_send(forger, fport, TH_ACK, 100000u + 48 + 1, last.seq + 1, 0, NULL, 0);
+    drain();
+    const struct raw_seg *g = seen_last(from, forger, 0);
+    b_stats(&st1);
+    checkf(g != NULL && (g->flags & TH_RST) && lsock_accept(fl, &xs) == -EAGAIN,
+           "flood: an ACK with another connection's cookie is reset, nothing accepted (saw flags %#x)",
+           g ? g->flags : 0);
+    checkf(delta(st0.syncookies_failed, st1.syncookies_failed) == 1 &&
+               delta(st0.syncookies_recv, st1.syncookies_recv) == 1,
+           "flood: counted: syncookies_recv +%llu, syncookies_failed +%llu",
+           delta(st0.syncookies_recv, st1.syncookies_recv), delta(st0.syncookies_failed, st1.syncookies_failed));
+    raw_flood_reset(port0, 50, fport);
 
-    /* Backlogs past 255 hold (lwIP's were 8-bit), up to 4096 (somaxconn). */
-    fl = listener(fport, 300);
-    synacks = fl != NULL ? raw_syn_flood(port0, 310, fport) : 0;
-    checkf(synacks == 300, "flood: backlog 300: 300 half-open connections (saw %u SYN-ACKs)", synacks);
-    raw_flood_reset(port0, 310, fport);
+    /* The SYN queue's length: listen(0) queues one, like Linux's minimum;
+     * backlogs past 255 hold (lwIP's were 8-bit), up to 4096 (somaxconn). */
+    static const struct {
+        int backlog;
+        unsigned syns, queued;
+    } q[] = {{0, 3, 1}, {300, 310, 300}, {100000, 4200, 4096}};
+    for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+        lsock_close(fl);
+        fl = listener(fport, q[i].backlog);
+        b_stats(&st0);
+        synacks = fl != NULL ? raw_syn_flood(port0, q[i].syns, fport, NULL) : 0;
+        b_stats(&st1);
+        unsigned long long cookies = delta(st0.syncookies_sent, st1.syncookies_sent);
+        checkf(synacks == q[i].syns && cookies == q[i].syns - q[i].queued,
+               "flood: backlog %d queues %u half-open connections (saw %u SYN-ACKs, %llu of them cookies)",
+               q[i].backlog, q[i].queued, synacks, cookies);
+        raw_flood_reset(port0, q[i].syns, fport);
+    }
     lsock_close(fl);
-    fl = listener(fport, 100000);
-    synacks = fl != NULL ? raw_syn_flood(port0, 4200, fport) : 0;
-    checkf(synacks == 4096, "flood: backlog 100000 is capped at 4096 (saw %u SYN-ACKs for 4200 SYNs)", synacks);
-    raw_flood_reset(port0, 4200, fport);
-    lsock_close(fl);
-
     lsock_close(c);
     lsock_close(s);
     lsock_close(l);
@@ -545,7 +612,7 @@ int main(void)
     /* Room for the floods: tcp_conn_count must not be what bounds them. */
     if (bed_open(&ca, &cb, 4200) != 0)
         return tap_done();
-    test_syn_queue();
+    test_syn_cookies();
     bed_close(&ca, &cb);
     return tap_done();
 }

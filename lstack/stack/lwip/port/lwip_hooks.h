@@ -8,7 +8,8 @@
  * open-addressing table of the 4-tuple. Only lwIP's core includes this.
  *
  * The ISN hook and the TIME_WAIT reuse of patch 0003: port/tcp_isn.c.
- * The listener's SYN gate (room for a socket, SYN queue): port/tcp_syn.c.
+ * The listener's SYN gate (room for a socket, SYN queue, SYN cookies):
+ * port/tcp_syn.c and port/syn_cookie.c.
  */
 #ifndef LSTACK_LWIP_HOOKS_H
 #define LSTACK_LWIP_HOOKS_H
@@ -34,12 +35,14 @@ void lstack_tcp_tw_reuse(const struct tcp_pcb *tw);
 #define LWIP_HOOK_TCP_ISN(lip, lport, rip, rport) lstack_tcp_isn((lip), (lport), (rip), (rport))
 
 
-/* What a SYN to a listener gets (port/tcp_syn.c): ERR_OK lets lwIP answer
- * it; anything else drops the segment (after a RST, if one was sent). */
+/* What a segment to a listener gets (port/tcp_syn.c): ERR_OK lets lwIP
+ * answer it; anything else drops it (after a RST, a SYN cookie or a new
+ * connection, if one was made). */
 struct tcp_hdr;
 struct pbuf;
-err_t lstack_tcp_listen_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p);
+err_t lstack_tcp_listen_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, u16_t optlen, u16_t opt1len,
+                              const u8_t *opt2, const struct pbuf *p);
 #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
-    ((pcb)->state == LISTEN ? lstack_tcp_listen_input((pcb), (hdr), (p)) : ERR_OK)
+    ((pcb)->state == LISTEN ? lstack_tcp_listen_input((pcb), (hdr), (optlen), (opt1len), (opt2), (p)) : ERR_OK)
 
 #endif

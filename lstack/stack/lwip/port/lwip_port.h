@@ -67,10 +67,13 @@ struct lstack_lwip_hash_stats {
     uint64_t grows;           /* times it doubled */
 };
 
-/* SYNs to listeners that lwIP did not answer with a SYN-ACK (tcp_syn.c). */
+/* Segments to listeners that lwIP did not handle itself (tcp_syn.c). */
 struct lstack_lwip_syn_stats {
     uint64_t refused;         /* answered by a RST: no room for a socket */
-    uint64_t dropped;         /* not answered: the listener's SYN queue was full */
+    uint64_t dropped;         /* not answered: half-open connections take the room left */
+    uint64_t cookies_sent;    /* answered by a SYN cookie: the listener's SYN queue was full */
+    uint64_t cookies_recv;    /* connections made from a cookie the ACK returned */
+    uint64_t cookies_failed;  /* ACKs to a listener, while cookies were out, that carried none */
 };
 
 /* Set this copy's values and say what they imply in *out. Returns 0, or

@@ -2,7 +2,7 @@
  * tcp_isn.c - initial sequence numbers as RFC 6528 asks: a clock that
  * ticks every 4 microseconds plus a keyed hash of the connection's 4-tuple
  * (SipHash-2-4 under a 128-bit key from getrandom), through lwIP's
- * LWIP_HOOK_TCP_ISN.
+ * LWIP_HOOK_TCP_ISN. The keyed hash also signs SYN cookies (syn_cookie.c).
  *
  * Why: lwIP's own tcp_next_iss adds its tick count to a static counter, so
  * a peer can predict the next connection's sequence numbers (blind
@@ -27,6 +27,7 @@
 #include "lwip/tcp.h"
 
 #include "port/lwip_hooks.h"
+#include "port/lwip_port_priv.h"
 
 static uint64_t key[2];
 static int keyed;
@@ -57,9 +58,24 @@ void lstack_tcp_tw_reuse(const struct tcp_pcb *tw)
         v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);                                             \
     } while (0)
 
-/* SipHash-2-4 of two 64-bit words (the message is exactly 16 bytes). */
-static uint64_t siphash16(uint64_t m0, uint64_t m1)
+static void key_init(void)
 {
+    if (keyed)
+        return;
+    if (getrandom(key, sizeof(key), 0) != sizeof(key)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        key[0] ^= (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull;
+        key[1] ^= (uint64_t)(uintptr_t)&ts;
+    }
+    keyed = 1;
+}
+
+/* SipHash-2-4 of two 64-bit words (the message is exactly 16 bytes) under
+ * this copy's key. */
+uint64_t lstack_port_siphash16(uint64_t m0, uint64_t m1)
+{
+    key_init();
     uint64_t v0 = 0x736f6d6570736575ull ^ key[0], v1 = 0x646f72616e646f6dull ^ key[1];
     uint64_t v2 = 0x6c7967656e657261ull ^ key[0], v3 = 0x7465646279746573ull ^ key[1];
     uint64_t m[3] = {m0, m1, (uint64_t)16 << 56};
@@ -85,19 +101,10 @@ u32_t lstack_tcp_isn(const struct ip4_addr *lip, u16_t lport, const struct ip4_a
             reuse.rport == rport)
             return reuse.isn;
     }
-    if (!keyed) {
-        if (getrandom(key, sizeof(key), 0) != sizeof(key)) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            key[0] ^= (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull;
-            key[1] ^= (uint64_t)(uintptr_t)&ts;
-        }
-        keyed = 1;
-    }
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint32_t m = (uint32_t)(((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) / 4000u);
-    uint64_t f = siphash16((uint64_t)ip4_addr_get_u32(lip) << 32 | ip4_addr_get_u32(rip),
+    uint64_t f = lstack_port_siphash16((uint64_t)ip4_addr_get_u32(lip) << 32 | ip4_addr_get_u32(rip),
                            (uint64_t)lport << 16 | rport);
     return m + (uint32_t)f;
 }
