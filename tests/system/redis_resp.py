@@ -24,6 +24,13 @@ redis system tests. Runs in the client namespace against the stack.
       wait for EOF, close, and connect again at once from the same port.
       Each connect must complete within --within seconds (RFC 6191 reuse).
 
+  redis_resp.py probe HOST PORT [--seconds 20] [--new-every 0.5]
+      While something else floods the server: one established connection
+      sends PING every millisecond (latencies: p50, p99, max), and every
+      --new-every seconds a fresh connection does connect + PING (3 s
+      timeout). Fails if the established connection gets an error or no
+      answer within 1 s, or if a fresh connection fails.
+
 Exit status: 0 when every check passed, 1 otherwise (the reason on stdout).
 """
 import argparse
@@ -522,6 +529,68 @@ def cmd_reuse(args):
     return 0
 
 
+def percentile(sorted_vals, q):
+    if not sorted_vals:
+        return float("nan")
+    return sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))]
+
+
+def cmd_probe(args):
+    lat = []
+    est_err = []
+    fresh = []  # (ok, seconds, detail)
+    stop = time.monotonic() + args.seconds
+
+    def established():
+        try:
+            c = Conn(args.host, args.port, timeout=1.0)
+        except OSError as e:
+            est_err.append("connect: %s" % e)
+            return
+        while time.monotonic() < stop:
+            t0 = time.monotonic()
+            try:
+                r = c.call("PING")
+            except (OSError, ConnectionError, RespError, ValueError) as e:
+                est_err.append("PING: %s" % e)
+                return
+            lat.append(time.monotonic() - t0)
+            if r != "PONG":
+                est_err.append("PING answered %r" % r)
+                return
+            time.sleep(0.001)
+        c.close()
+
+    def new_conns():
+        while time.monotonic() < stop:
+            t0 = time.monotonic()
+            try:
+                c = Conn(args.host, args.port, timeout=3.0)
+                r = c.call("PING")
+                c.close()
+                fresh.append((r == "PONG", time.monotonic() - t0, "PING answered %r" % r))
+            except (OSError, ConnectionError, RespError, ValueError) as e:
+                fresh.append((False, time.monotonic() - t0, str(e)))
+            time.sleep(max(0.0, args.new_every - (time.monotonic() - t0)))
+
+    threads = [threading.Thread(target=established), threading.Thread(target=new_conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lat.sort()
+    print("probe: established: %d PINGs, p50 %.2f ms, p99 %.2f ms, max %.2f ms%s" % (
+        len(lat), percentile(lat, 0.5) * 1e3, percentile(lat, 0.99) * 1e3, (lat[-1] if lat else 0) * 1e3,
+        ", ERROR " + est_err[0] if est_err else ""))
+    ok = [f for f in fresh if f[0]]
+    bad = [f for f in fresh if not f[0]]
+    times = sorted(f[1] for f in ok)
+    print("probe: new connections: %d of %d connect + PING, p50 %.1f ms, slowest %.1f ms%s" % (
+        len(ok), len(fresh), percentile(times, 0.5) * 1e3, (times[-1] if times else 0) * 1e3,
+        ", ERROR %s after %.1f s" % (bad[0][2], bad[0][1]) if bad else ""))
+    return 1 if est_err or bad or not fresh else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -551,7 +620,14 @@ def main():
     d.add_argument("port", type=int)
     d.add_argument("--rounds", type=int, default=5)
     d.add_argument("--within", type=float, default=1.0)
+    e = sub.add_parser("probe")
+    e.add_argument("host")
+    e.add_argument("port", type=int)
+    e.add_argument("--seconds", type=float, default=20.0)
+    e.add_argument("--new-every", type=float, default=0.5)
     args = ap.parse_args()
+    if args.cmd == "probe":
+        return cmd_probe(args)
     if args.cmd == "reuse":
         return cmd_reuse(args)
     if args.cmd == "idle":
