@@ -73,6 +73,25 @@ static void pkt_release(struct mem_pkt *p)
     free(p);
 }
 
+/* A new frame of len bytes counted against owner, appended to the list
+ * *head / *tail. NULL if out of memory. */
+static struct mem_pkt *pkt_new(struct mem_port *owner, uint16_t len, struct mem_pkt **head, struct mem_pkt **tail)
+{
+    struct mem_pkt *p = calloc(1, sizeof(*p) + owner->pair->priv_size);
+    if (p == NULL)
+        return NULL;
+    p->pair = owner->pair;
+    p->owner = owner->side;
+    p->len = len;
+    owner->used++;
+    if (*tail != NULL)
+        (*tail)->next = p;
+    else
+        *head = p;
+    *tail = p;
+    return p;
+}
+
 static unsigned mem_rx_burst(struct nic *n, struct nic_pkt *pkts, unsigned max)
 {
     struct mem_port *m = mem_port(n);
@@ -169,20 +188,11 @@ static uint8_t *mem_tx_frame(struct nic *n, uint16_t len)
         m->st.drop_tx_nombuf++;
         return NULL;
     }
-    struct mem_pkt *p = calloc(1, sizeof(*p) + m->pair->priv_size);
+    struct mem_pkt *p = pkt_new(m, len, &m->tx_head, &m->tx_tail);
     if (p == NULL) {
         m->st.drop_tx_nombuf++;
         return NULL;
     }
-    p->pair = m->pair;
-    p->owner = m->side;
-    p->len = len;
-    m->used++;
-    if (m->tx_tail != NULL)
-        m->tx_tail->next = p;
-    else
-        m->tx_head = p;
-    m->tx_tail = p;
     m->tx_count++;
     return p->data;
 }
@@ -280,18 +290,9 @@ int nic_mem_inject(struct nic *n, const uint8_t *frame, uint16_t len)
     struct mem_port *peer = &m->pair->port[1 - m->side];
     if (len > MEM_FRAME_MAX || peer->used >= m->pair->nb_bufs)
         return -1;
-    struct mem_pkt *p = calloc(1, sizeof(*p) + m->pair->priv_size);
+    struct mem_pkt *p = pkt_new(peer, len, &m->rx_head, &m->rx_tail);
     if (p == NULL)
         return -1;
-    p->pair = m->pair;
-    p->owner = peer->side;
-    p->len = len;
     memcpy(p->data, frame, len);
-    peer->used++;
-    if (m->rx_tail != NULL)
-        m->rx_tail->next = p;
-    else
-        m->rx_head = p;
-    m->rx_tail = p;
     return 0;
 }

@@ -20,6 +20,7 @@
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"
+#include "pair_pump.h"
 
 #define B_MAX_SOCKS 6 /* B's tcp_conn_count: small, to test the limit */
 #define PORT 6379
@@ -42,22 +43,13 @@ void lsock_changed(struct lsock *s)
 
 static void pump(int rounds)
 {
-    for (int i = 0; i < rounds; i++) {
-        stack_poll(A);
-        stack_poll(B);
-    }
+    pair_pump(A, B, rounds);
 }
 
 /* Poll both stacks until s shows one of events (at most ~2000 rounds). */
 static uint32_t pump_until(struct lsock *s, uint32_t events)
 {
-    for (int i = 0; i < 2000; i++) {
-        uint32_t ev = lsock_events(s);
-        if (ev & events)
-            return ev;
-        pump(1);
-    }
-    return lsock_events(s);
+    return pair_pump_until(A, B, s, events);
 }
 
 static ssize_t send_str(struct lsock *s, const char *str)

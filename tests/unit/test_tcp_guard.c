@@ -23,6 +23,7 @@
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"
+#include "pair_pump.h"
 #include "raw_tcp.h"
 
 #include "tap.h"
@@ -65,22 +66,13 @@ static bool tap_b(void *ctx, const uint8_t *frame, uint16_t len)
 
 static void pump(int rounds)
 {
-    for (int i = 0; i < rounds; i++) {
-        stack_poll(A);
-        stack_poll(B);
-    }
+    pair_pump(A, B, rounds);
 }
 
 /* Poll both stacks until s shows one of events (at most ~2000 rounds). */
 static uint32_t pump_until(struct lsock *s, uint32_t events)
 {
-    for (int i = 0; i < 2000; i++) {
-        uint32_t ev = lsock_events(s);
-        if (ev & events)
-            return ev;
-        pump(1);
-    }
-    return lsock_events(s);
+    return pair_pump_until(A, B, s, events);
 }
 
 /* Poll both stacks until B received nothing in a round (at most 1000). */
