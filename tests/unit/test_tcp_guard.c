@@ -543,6 +543,14 @@ static void test_syn_cookies(void)
                q[i].backlog, q[i].queued, synacks, cookies);
         raw_flood_reset(port0, q[i].syns, fport);
     }
+    /* listen() again changes the queue's length, as on Linux. */
+    b_stats(&st0);
+    synacks = lsock_listen(fl, 2) == 0 ? raw_syn_flood(port0, 5, fport, NULL) : 0;
+    b_stats(&st1);
+    checkf(synacks == 5 && delta(st0.syncookies_sent, st1.syncookies_sent) == 3,
+           "flood: listen(2) on the listener shortens its queue to 2 (saw %u SYN-ACKs, %llu cookies)", synacks,
+           delta(st0.syncookies_sent, st1.syncookies_sent));
+    raw_flood_reset(port0, 5, fport);
     lsock_close(fl);
     lsock_close(c);
     lsock_close(s);

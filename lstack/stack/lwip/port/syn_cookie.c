@@ -37,7 +37,9 @@
 
 static const u16_t mss_table[4] = {536, 1300, 1440, 1460};
 
+/* sys_now wraps after 2^32 ms: periods count modulo 2^16. */
 #define PERIOD(now) ((now) >> 16)
+#define PERIOD_MASK 0xffffu
 #define HASH_BITS 0x01ffffffu
 
 static u32_t last_sent_period;
@@ -133,7 +135,7 @@ int lstack_cookie_synack(const struct tcp_pcb_listen *l, const struct tcp_hdr *h
 
 int lstack_cookie_recent(void)
 {
-    return ever_sent && PERIOD(sys_now()) - last_sent_period <= 1;
+    return ever_sent && ((PERIOD(sys_now()) - last_sent_period) & PERIOD_MASK) <= 1;
 }
 
 u16_t lstack_cookie_check(const struct tcp_hdr *hdr)
@@ -142,7 +144,7 @@ u16_t lstack_cookie_check(const struct tcp_hdr *hdr)
     u32_t idx = (cookie >> 25) & 3u;
     u32_t now = PERIOD(sys_now());
     for (u32_t age = 0; age <= 1; age++) {
-        u32_t period = now - age;
+        u32_t period = (now - age) & PERIOD_MASK;
         if ((period & 31u) == cookie >> 27 && cookie_hash(hdr, client_isn, period, idx) == (cookie & HASH_BITS))
             return mss_table[idx];
     }
