@@ -181,6 +181,7 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
         ctl_rec_u64(b, k, st->drop[v]);
     }
     ctl_rec_u64(b, "drop_lwip", st->lwip_input_err);
+    ctl_rec_u64(b, "drop_syn", st->syn_dropped);
     ctl_rec_u64(b, "drop_rx_multiseg", st->nic.drop_rx_multiseg);
     ctl_rec_u64(b, "drop_tx_nombuf", st->nic.drop_tx_nombuf);
     ctl_rec_u64(b, "drop_tx_full", st->nic.drop_tx_full);
@@ -196,6 +197,9 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "conn_refused", st->conn_refused);
     ctl_rec_u64(b, "conn_reset", st->conn_reset);
     ctl_rec_u64(b, "conn_aborted", st->conn_aborted);
+    ctl_rec_u64(b, "syncookies_sent", st->syncookies_sent);
+    ctl_rec_u64(b, "syncookies_recv", st->syncookies_recv);
+    ctl_rec_u64(b, "syncookies_failed", st->syncookies_failed);
     ctl_rec_u64(b, "polls", st->polls);
     ctl_rec_u64(b, "busy_polls", st->busy_polls);
     ctl_rec_end(b);
@@ -226,6 +230,10 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     total->conn_opened += x->conn_opened;
     total->conn_accepted += x->conn_accepted;
     total->conn_refused += x->conn_refused;
+    total->syn_dropped += x->syn_dropped;
+    total->syncookies_sent += x->syncookies_sent;
+    total->syncookies_recv += x->syncookies_recv;
+    total->syncookies_failed += x->syncookies_failed;
     total->conn_reset += x->conn_reset;
     total->conn_aborted += x->conn_aborted;
     total->sockets += x->sockets;

@@ -9,6 +9,10 @@
  * Each port has a budget of nb_bufs frames: a frame counts against the port
  * that sent it until the receiver frees it, like an mbuf against its pool.
  * The pair is freed when both ports are closed.
+ *
+ * Tests may watch the wire (nic_mem_set_tap: every frame a port sends, with
+ * the power to take it off the wire) and play a peer of their own
+ * (nic_mem_inject: a frame appears in a port's receive queue).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +49,8 @@ struct mem_port {
     struct nic_stats st;
     struct nic_caps caps;                /* what it plays (nic_mem_set_caps) */
     struct nic_mem_cksum ck;
+    nic_mem_tap_fn tap;                  /* sees what we send (tests) */
+    void *tap_ctx;
 };
 
 struct mem_pair {
@@ -129,6 +135,31 @@ static void hw_fill(struct mem_port *m, uint8_t *f, uint16_t len)
     m->ck.filled++;
 }
 
+/* A new frame of len bytes counted against owner, appended to the list
+ * *head / *tail. NULL if out of memory. */
+static struct mem_pkt *pkt_new(struct mem_port *owner, uint16_t len, struct mem_pkt **head, struct mem_pkt **tail)
+{
+    struct mem_pkt *p = owner->pair->spare; /* a released frame first: no malloc per frame */
+    if (p != NULL) {
+        owner->pair->spare = p->next;
+        p->next = NULL;
+    } else {
+        p = calloc(1, sizeof(*p) + owner->pair->priv_size);
+        if (p == NULL)
+            return NULL;
+    }
+    p->pair = owner->pair;
+    p->owner = owner->side;
+    p->len = len;
+    owner->used++;
+    if (*tail != NULL)
+        (*tail)->next = p;
+    else
+        *head = p;
+    *tail = p;
+    return p;
+}
+
 static unsigned mem_rx_burst(struct nic *n, struct nic_pkt *pkts, unsigned max)
 {
     struct mem_port *m = mem_port(n);
@@ -159,6 +190,24 @@ static void mem_pkt_free(struct nic *n, void *handle)
     pkt_release(handle);
 }
 
+/* Show each frame of the pending batch to the tap; unlink and free those it
+ * takes off the wire. */
+static void tap_batch(struct mem_port *m)
+{
+    struct mem_pkt **link = &m->tx_head;
+    m->tx_tail = NULL;
+    while (*link != NULL) {
+        struct mem_pkt *p = *link;
+        if (m->tap(m->tap_ctx, p->data, p->len)) {
+            m->tx_tail = p;
+            link = &p->next;
+        } else {
+            *link = p->next;
+            pkt_release(p);
+        }
+    }
+}
+
 static unsigned mem_tx_flush(struct nic *n)
 {
     struct mem_port *m = mem_port(n);
@@ -183,11 +232,15 @@ static unsigned mem_tx_flush(struct nic *n)
         if (m->caps.tx_cksum)
             hw_fill(m, p->data, p->len);
     }
-    if (peer->rx_tail != NULL)
-        peer->rx_tail->next = m->tx_head;
-    else
-        peer->rx_head = m->tx_head;
-    peer->rx_tail = m->tx_tail;
+    if (m->tap != NULL)
+        tap_batch(m);
+    if (m->tx_head != NULL) {
+        if (peer->rx_tail != NULL)
+            peer->rx_tail->next = m->tx_head;
+        else
+            peer->rx_head = m->tx_head;
+        peer->rx_tail = m->tx_tail;
+    }
     m->tx_head = m->tx_tail = NULL;
     m->tx_count = 0;
     return sent;
@@ -206,26 +259,11 @@ static uint8_t *mem_tx_frame(struct nic *n, uint16_t len)
         m->st.drop_tx_nombuf++;
         return NULL;
     }
-    struct mem_pkt *p = m->pair->spare;
-    if (p != NULL) {
-        m->pair->spare = p->next;
-        p->next = NULL;
-    } else {
-        p = calloc(1, sizeof(*p) + m->pair->priv_size);
-        if (p == NULL) {
-            m->st.drop_tx_nombuf++;
-            return NULL;
-        }
+    struct mem_pkt *p = pkt_new(m, len, &m->tx_head, &m->tx_tail);
+    if (p == NULL) {
+        m->st.drop_tx_nombuf++;
+        return NULL;
     }
-    p->pair = m->pair;
-    p->owner = m->side;
-    p->len = len;
-    m->used++;
-    if (m->tx_tail != NULL)
-        m->tx_tail->next = p;
-    else
-        m->tx_head = p;
-    m->tx_tail = p;
     m->tx_count++;
     return p->data;
 }
@@ -323,5 +361,25 @@ int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct ni
     }
     *a = &pair->port[0].base;
     *b = &pair->port[1].base;
+    return 0;
+}
+
+void nic_mem_set_tap(struct nic *n, nic_mem_tap_fn fn, void *ctx)
+{
+    struct mem_port *m = mem_port(n);
+    m->tap = fn;
+    m->tap_ctx = ctx;
+}
+
+int nic_mem_inject(struct nic *n, const uint8_t *frame, uint16_t len)
+{
+    struct mem_port *m = mem_port(n);
+    struct mem_port *peer = &m->pair->port[1 - m->side];
+    if (len > MEM_FRAME_MAX || peer->used >= m->pair->nb_bufs)
+        return -1;
+    struct mem_pkt *p = pkt_new(peer, len, &m->rx_head, &m->rx_tail);
+    if (p == NULL)
+        return -1;
+    memcpy(p->data, frame, len);
     return 0;
 }

@@ -161,4 +161,15 @@ struct nic_mem_cksum {
 void nic_mem_set_caps(struct nic *n, const struct nic_caps *caps);
 void nic_mem_cksum_counts(const struct nic *n, struct nic_mem_cksum *out);
 
+/* Test hooks of a memory port n (a port of nic_mem_pair, nothing else).
+ * The tap sees every frame n sends, at its tx_flush, before the peer does:
+ * it returns true to let the frame through, false to take it off the wire
+ * (freed, not counted as a drop). fn NULL removes it. */
+typedef bool (*nic_mem_tap_fn)(void *ctx, const uint8_t *frame, uint16_t len);
+void nic_mem_set_tap(struct nic *n, nic_mem_tap_fn fn, void *ctx);
+/* Queue a copy of frame for n to receive, as if its peer had sent it (it
+ * counts against the peer's buffers). Returns 0, or -1 (longer than a
+ * buffer, the peer's buffers all in use, out of memory). */
+int nic_mem_inject(struct nic *n, const uint8_t *frame, uint16_t len);
+
 #endif

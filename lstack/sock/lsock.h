@@ -79,11 +79,16 @@ struct stack *lsock_stack(const struct lsock *s);
  * fails with -EADDRINUSE instead), -EINVAL (already bound). */
 int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port);
 
-/* Listen (binds to INADDR_ANY:ephemeral first if unbound). backlog is
- * recorded (Linux caps it; lstack does not drop over it, see docs/compat.md):
- * every established connection is queued until tcp_conn_count sockets are
- * open on the stack; past that, new connections are reset and counted
- * (lsock_refused). Listening again only changes the recorded backlog.
+/* Listen (binds to INADDR_ANY:ephemeral first if unbound). backlog bounds
+ * the SYN queue, Linux's way (at most LSOCK_SOMAXCONN, 4096; 0 gives 1):
+ * past it a SYN gets a SYN cookie (stack_stats syncookies_*); half-open
+ * connections never take more than the room left under tcp_conn_count (a
+ * SYN past that is not answered: syn_dropped; the client retransmits).
+ * Every established connection is
+ * queued until tcp_conn_count sockets are open on the stack; past that, a
+ * SYN is answered with a RST (the client's connect fails with
+ * ECONNREFUSED; stack_stats conn_refused). Listening again changes the
+ * backlog.
  * -EINVAL if connecting / connected, -EADDRINUSE. */
 int lsock_listen(struct lsock *s, int backlog);
 
@@ -181,11 +186,10 @@ void lsock_set_fd(struct lsock *s, int fd);
 bool lsock_is_listener(const struct lsock *s);
 
 /* Number of sockets (listeners included) currently counted against
- * tcp_conn_count on st, and connections refused because of it. An lsock
- * counts from lsock_new (or from its arrival in an accept queue) to
- * lsock_close, whatever happened to its connection. */
+ * tcp_conn_count on st (connections refused because of it: stack_stats
+ * conn_refused). An lsock counts from lsock_new (or from its arrival in an
+ * accept queue) to lsock_close, whatever happened to its connection. */
 unsigned lsock_count(const struct stack *st);
-uint64_t lsock_refused(const struct stack *st);
 
 /* Send the ACKs lwIP is still delaying on connections whose received data
  * the application drained since the last call and did not answer (a reply

@@ -107,6 +107,9 @@ struct lsock {
 #define LSOCK_RCVBUF_MIN 2304
 #define LSOCK_SNDBUF_MIN 4608
 
+/* Linux's net.core.somaxconn default: the largest listen() backlog. */
+#define LSOCK_SOMAXCONN 4096
+
 /* TCP state of the pcb, in lwIP's order (pcb_opts.c checks the values). */
 enum lsock_tcp_state {
     LSOCK_TCP_CLOSED, LSOCK_TCP_LISTEN, LSOCK_TCP_SYN_SENT, LSOCK_TCP_SYN_RCVD,

@@ -12,11 +12,16 @@
  * accept callback) to lsock_close, listeners and unaccepted connections
  * included: each may hold received buffers, and the mbuf pool is sized as
  * tcp_conn_count x mbuf_count_per_conn. Past the limit lsock_new fails with
- * -ENOBUFS and a new incoming connection is reset (counted as refused).
+ * -ENOBUFS, and lwIP answers a SYN to a listener with a RST (the stack's
+ * sock_room callback, lstack/stack/lwip/port/tcp_syn.c, counted as
+ * refused); a half-open connection takes room too, so a connection reaches
+ * on_accept without room only in a race (a socket opened while it was
+ * half-open, or two listeners' half-open ones): it is reset there, counted
+ * as refused as well.
  *
  * Rejected:
- *   - lwIP's TCP_LISTEN_BACKLOG (off in the Debian build, and it would hold
- *     SYNs back instead of queueing established connections like Linux);
+ *   - refusing only in on_accept (the client's connect succeeds, then it is
+ *     reset: what lstack did before);
  *   - counting pcbs instead of lsocks (a pcb in TIME_WAIT holds no buffer,
  *     an lsock whose connection died may still hold unread data).
  */
@@ -209,11 +214,6 @@ unsigned lsock_count(const struct stack *st)
     return st->sock_count;
 }
 
-uint64_t lsock_refused(const struct stack *st)
-{
-    return st->sock_refused;
-}
-
 struct stack *lsock_stack(const struct lsock *s)
 {
     return s->st;
@@ -273,10 +273,21 @@ int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port)
     return 0;
 }
 
+/* The SYN queue a listen() backlog gives, as Linux sizes it: at most
+ * somaxconn (a negative backlog, as unsigned, gets that too), at least 1. */
+static uint16_t syn_queue_len(int backlog)
+{
+    unsigned b = (unsigned)backlog;
+    if (b > LSOCK_SOMAXCONN)
+        b = LSOCK_SOMAXCONN;
+    return (uint16_t)(b != 0 ? b : 1);
+}
+
 int lsock_listen(struct lsock *s, int backlog)
 {
     if (s->state == LS_LISTEN) {
         s->backlog = backlog; /* Linux lets listen() change the backlog */
+        ((struct tcp_pcb_listen *)s->pcb)->backlog = syn_queue_len(backlog);
         return 0;
     }
     if (s->state == LS_NEW) {
@@ -288,7 +299,8 @@ int lsock_listen(struct lsock *s, int backlog)
         return -EINVAL;
     err_t e = ERR_OK;
     int saved = errno;
-    /* The backlog argument is ignored by lwIP (TCP_LISTEN_BACKLOG is 0). */
+    /* lwIP's argument is 8-bit; the queue length is set below (patch 0004
+     * made the field 16-bit). */
     struct tcp_pcb *lpcb = lsock_lwip(s)->tcp_listen_with_backlog_and_err(s->pcb, 0xff, &e);
     errno = saved;
     if (lpcb == NULL)
@@ -297,6 +309,7 @@ int lsock_listen(struct lsock *s, int backlog)
     s->pcb = lpcb;
     s->state = LS_LISTEN;
     s->backlog = backlog;
+    ((struct tcp_pcb_listen *)lpcb)->backlog = syn_queue_len(backlog);
     lsock_lwip(s)->tcp_arg(lpcb, s);
     lsock_lwip(s)->tcp_accept(lpcb, on_accept);
     lsock_notify(s, false);

@@ -33,6 +33,14 @@ static size_t arena_limit(const struct lstack_conf *conf)
     return (size_t)conf->tcp_conn_count * (conf->tcp_snd_buf + conf->tcp_snd_buf / 4 + 16384) + (64u << 20);
 }
 
+/* Room for sockets (lstack_lwip_conf.sock_room): lwIP refuses a SYN when
+ * there is none, and holds no more half-open connections than there is. */
+static uint32_t sock_room(void *ctx)
+{
+    const struct stack *s = ctx;
+    return s->sock_count < s->max_socks ? s->max_socks - s->sock_count : 0;
+}
+
 /* Configure this stack's lwIP copy from conf and the port, before
  * lwip_init. Returns 0 or -1 (err). */
 static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const struct nic_caps *caps,
@@ -48,6 +56,8 @@ static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const
         .mem_limit = arena_limit(conf),
         .pcb_hint = conf->tcp_conn_count,
         .log = lwip_log,
+        .sock_room = sock_room,
+        .sock_room_ctx = s,
     };
     int rc = s->L.lstack_lwip_configure(&lc, &s->tcp);
     if (rc != 0) {
@@ -131,7 +141,13 @@ uint32_t stack_next_timer_ms(struct stack *s)
 void stack_get_stats(const struct stack *s, struct stack_stats *st)
 {
     *st = s->st;
-    st->conn_refused = s->sock_refused;
+    struct lstack_lwip_syn_stats syn;
+    s->L.lstack_lwip_syn_stats(&syn);
+    st->conn_refused = syn.refused + s->sock_refused;
+    st->syn_dropped = syn.dropped;
+    st->syncookies_sent = syn.cookies_sent;
+    st->syncookies_recv = syn.cookies_recv;
+    st->syncookies_failed = syn.cookies_failed;
     st->sockets = s->sock_count;
     s->nic->ops->get_stats(s->nic, &st->nic);
 }

@@ -28,7 +28,11 @@ struct stack_stats {
     /* Connections, counted by the sock layer (lstack/sock/tcp_sock.c): */
     uint64_t conn_opened;               /* connect() completed (active open) */
     uint64_t conn_accepted;             /* established on a listener (passive open) */
-    uint64_t conn_refused;              /* reset on arrival: tcp_conn_count sockets were open */
+    uint64_t conn_refused;              /* SYN answered by a RST: tcp_conn_count sockets were open */
+    uint64_t syn_dropped;               /* SYN to a listener not answered: half-open ones take the room left */
+    uint64_t syncookies_sent;           /* SYN answered by a SYN cookie: the listener's SYN queue was full */
+    uint64_t syncookies_recv;           /* connections made from a returned cookie */
+    uint64_t syncookies_failed;         /* ACKs to a listener, while cookies were out, without a valid one */
     uint64_t conn_reset;                /* ended by a reset from the peer (refused connects included) */
     uint64_t conn_aborted;              /* ended by a reset from us (close with unread data, linger 0) */
     uint64_t sockets;                   /* sockets open now, counted against tcp_conn_count */

@@ -26,6 +26,19 @@ redis system tests. Runs in the client namespace against the stack.
       expected RESP; --pipeline EVALs go out at once, then a PING must answer
       +PONG right after them (the stream stayed in step).
 
+  redis_resp.py reuse HOST PORT [--rounds 5] [--within 1.0]
+      From one source port (SO_REUSEADDR), round after round: connect, PING,
+      QUIT (the server closes first, so it holds the 4-tuple in TIME_WAIT),
+      wait for EOF, close, and connect again at once from the same port.
+      Each connect must complete within --within seconds (RFC 6191 reuse).
+
+  redis_resp.py probe HOST PORT [--seconds 20] [--new-every 0.5]
+      While something else floods the server: one established connection
+      sends PING every millisecond (latencies: p50, p99, max), and every
+      --new-every seconds a fresh connection does connect + PING (3 s
+      timeout). Fails if the established connection gets an error or no
+      answer within 1 s, or if a fresh connection fails.
+
 Exit status: 0 when every check passed, 1 otherwise (the reason on stdout).
 """
 import argparse
@@ -49,6 +62,13 @@ class Conn:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = bytearray()
         self.pos = 0
+
+    @classmethod
+    def over(cls, sock):
+        """A Conn over a socket that is connected already."""
+        c = cls.__new__(cls)
+        c.sock, c.buf, c.pos = sock, bytearray(), 0
+        return c
 
     def close(self):
         try:
@@ -507,38 +527,174 @@ def cmd_idle(args):
     return 0 if how in ("EOF", "reset") else 1
 
 
+def local_port_states(port):
+    """TCP states (hex codes of /proc/net/tcp) of this namespace's sockets on
+    local port `port`."""
+    states = []
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            if int(fields[1].split(":")[1], 16) == port:
+                states.append(fields[3])
+    return states
+
+
+def cmd_reuse(args):
+    port = 0
+    worst = 0.0
+    for r in range(args.rounds):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError as e:
+            print("reuse: ERROR round %d: bind to port %d: %s" % (r + 1, port, e))
+            return 1
+        port = s.getsockname()[1]
+        s.settimeout(max(args.within * 3, 3.0))
+        t0 = time.monotonic()
+        try:
+            s.connect((args.host, args.port))
+        except OSError as e:
+            print("reuse: ERROR round %d: connect from port %d failed after %.3f s: %s" % (
+                r + 1, port, time.monotonic() - t0, e))
+            return 1
+        took = time.monotonic() - t0
+        worst = max(worst, took)
+        c = Conn.over(s)
+        try:
+            pong = c.call("PING")
+            bye = c.call("QUIT")
+            s.settimeout(5.0)
+            eof = s.recv(100) == b""
+        except (OSError, ConnectionError, RespError, ValueError) as e:
+            print("reuse: ERROR round %d: PING/QUIT: %s" % (r + 1, e))
+            return 1
+        s.close()
+        if pong != "PONG" or bye != "OK" or not eof:
+            print("reuse: ERROR round %d: PING %r, QUIT %r, EOF after QUIT %s" % (r + 1, pong, bye, eof))
+            return 1
+        # Our side closed second (LAST_ACK until the server's ACK): the port
+        # is free once that socket is gone; the server's side still waits.
+        deadline = time.monotonic() + 2.0
+        while local_port_states(port) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        if local_port_states(port):
+            print("reuse: ERROR round %d: our socket on port %d still there 2 s after close (states %s)" % (
+                r + 1, port, local_port_states(port)))
+            return 1
+        print("reuse: round %d from port %d: connected in %.3f s" % (r + 1, port, took))
+    if worst > args.within:
+        print("reuse: ERROR a connect from the reused port took %.3f s (allowed %.1f s)" % (worst, args.within))
+        return 1
+    print("reuse: %d connections from port %d, slowest connect %.3f s" % (args.rounds, port, worst))
+    return 0
+
+
+def percentile(sorted_vals, q):
+    if not sorted_vals:
+        return float("nan")
+    return sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))]
+
+
+def cmd_probe(args):
+    lat = []
+    est_err = []
+    fresh = []  # (ok, seconds, detail)
+    stop = time.monotonic() + args.seconds
+
+    def established():
+        try:
+            c = Conn(args.host, args.port, timeout=1.0)
+        except OSError as e:
+            est_err.append("connect: %s" % e)
+            return
+        while time.monotonic() < stop:
+            t0 = time.monotonic()
+            try:
+                r = c.call("PING")
+            except (OSError, ConnectionError, RespError, ValueError) as e:
+                est_err.append("PING: %s" % e)
+                return
+            lat.append(time.monotonic() - t0)
+            if r != "PONG":
+                est_err.append("PING answered %r" % r)
+                return
+            time.sleep(0.001)
+        c.close()
+
+    def new_conns():
+        while time.monotonic() < stop:
+            t0 = time.monotonic()
+            try:
+                c = Conn(args.host, args.port, timeout=3.0)
+                r = c.call("PING")
+                c.close()
+                fresh.append((r == "PONG", time.monotonic() - t0, "PING answered %r" % r))
+            except (OSError, ConnectionError, RespError, ValueError) as e:
+                fresh.append((False, time.monotonic() - t0, str(e)))
+            time.sleep(max(0.0, args.new_every - (time.monotonic() - t0)))
+
+    threads = [threading.Thread(target=established), threading.Thread(target=new_conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lat.sort()
+    print("probe: established: %d PINGs, p50 %.2f ms, p99 %.2f ms, max %.2f ms%s" % (
+        len(lat), percentile(lat, 0.5) * 1e3, percentile(lat, 0.99) * 1e3, (lat[-1] if lat else 0) * 1e3,
+        ", ERROR " + est_err[0] if est_err else ""))
+    ok = [f for f in fresh if f[0]]
+    bad = [f for f in fresh if not f[0]]
+    times = sorted(f[1] for f in ok)
+    print("probe: new connections: %d of %d connect + PING, p50 %.1f ms, slowest %.1f ms%s" % (
+        len(ok), len(fresh), percentile(times, 0.5) * 1e3, (times[-1] if times else 0) * 1e3,
+        ", ERROR %s after %.1f s" % (bad[0][2], bad[0][1]) if bad else ""))
+    return 1 if est_err or bad or not fresh else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    a = sub.add_parser("integrity")
-    a.add_argument("host")
-    a.add_argument("port", type=int)
+
+    def parser(name):
+        p = sub.add_parser(name)
+        p.add_argument("host")
+        p.add_argument("port", type=int)
+        return p
+
+    a = parser("integrity")
     a.add_argument("--clients", type=int, default=20)
     a.add_argument("--seed", type=int)
     a.add_argument("--max-size", type=int, default=8 << 20)
     a.add_argument("--prefix", default="integ")
     a.add_argument("--timeout", type=float, default=60.0)
-    b = sub.add_parser("conns")
-    b.add_argument("host")
-    b.add_argument("port", type=int)
+    b = parser("conns")
     b.add_argument("--open", type=int, required=True)
     b.add_argument("--limit", type=int, required=True, help="most connections that may work")
     b.add_argument("--slack", type=int, default=0, help="how many fewer than --limit may work")
     b.add_argument("--close", type=int, default=10)
     b.add_argument("--timeout", type=float, default=5.0)
     b.add_argument("--recover", type=float, default=10.0)
-    c = sub.add_parser("idle")
-    c.add_argument("host")
-    c.add_argument("port", type=int)
+    c = parser("idle")
     c.add_argument("--wait", type=float, default=10.0)
-    d = sub.add_parser("pieces")
-    d.add_argument("host")
-    d.add_argument("port", type=int)
-    d.add_argument("--tables", type=int, default=5000)
-    d.add_argument("--pipeline", type=int, default=4)
-    d.add_argument("--rounds", type=int, default=3)
-    d.add_argument("--timeout", type=float, default=30.0)
+    f = parser("pieces")
+    f.add_argument("--tables", type=int, default=5000)
+    f.add_argument("--pipeline", type=int, default=4)
+    f.add_argument("--rounds", type=int, default=3)
+    f.add_argument("--timeout", type=float, default=30.0)
+    d = parser("reuse")
+    d.add_argument("--rounds", type=int, default=5)
+    d.add_argument("--within", type=float, default=1.0)
+    e = parser("probe")
+    e.add_argument("--seconds", type=float, default=20.0)
+    e.add_argument("--new-every", type=float, default=0.5)
     args = ap.parse_args()
+    if args.cmd == "probe":
+        return cmd_probe(args)
+    if args.cmd == "reuse":
+        return cmd_reuse(args)
     if args.cmd == "idle":
         return cmd_idle(args)
     if args.cmd == "integrity":

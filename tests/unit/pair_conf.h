@@ -6,6 +6,8 @@
 #ifndef LSTACK_TEST_PAIR_CONF_H
 #define LSTACK_TEST_PAIR_CONF_H
 
+#include <stddef.h>
+
 #include "conf/conf.h"
 
 /* Parse a config for host (gateway gw) plus extra lines (may be NULL or "").
@@ -19,5 +21,13 @@ struct stack;
  * (a stack that did open is left in *a / *b for the caller to close). */
 int pair_open(const struct lstack_conf *ca, const struct lstack_conf *cb, struct stack **a, struct stack **b,
               char *err, size_t errlen);
+
+struct nic;
+
+/* The same, and the two memory ports in *na / *nb (stack A's, stack B's)
+ * for a test that watches the wire (nic_mem_set_tap) or plays a peer of
+ * its own (nic_mem_inject). The stacks own the ports. */
+int pair_open_ports(const struct lstack_conf *ca, const struct lstack_conf *cb, struct stack **a, struct stack **b,
+                    struct nic **na, struct nic **nb, char *err, size_t errlen);
 
 #endif

@@ -104,6 +104,20 @@ void lstack_lwip_free(void *p);
 #define TCP_OVERSIZE 1460          /* how far a copy-in allocation may be oversized */
 #define LWIP_NETIF_TX_SINGLE_PBUF 1 /* a segment is one contiguous buffer */
 #define TCP_MSL 30000UL            /* TIME_WAIT lasts 2 x MSL = 60 s, as Linux */
+/* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
+ * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
+#define LSTACK_TCP_MIN_SND_MSS 48
+/* A SYN beyond a TIME_WAIT connection's rcv_nxt opens a new connection
+ * on that 4-tuple (patch 0003; RFC 6191, Linux's TCP_TW_SYN). */
+#define LSTACK_TCP_TW_REUSE 1
+/* A listen pcb counts its half-open (SYN_RCVD) connections in
+ * accepts_pending and answers no SYN past its backlog: the SYN queue
+ * (port/tcp_syn.c counts what it drops, and refuses a SYN with a RST when
+ * the stack has no room for another socket). */
+#define TCP_LISTEN_BACKLOG 1
+/* ... up to listen()'s backlog capped at 4096 (lstack/sock/tcp_sock.c):
+ * the backlog fields are 16-bit (patch 0004). */
+#define LSTACK_TCP_BACKLOG_U16 1
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
 
 #define LSTACK_TCP_WND_DEFAULT (256u * 1024u)

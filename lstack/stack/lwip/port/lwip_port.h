@@ -33,6 +33,12 @@ struct lstack_lwip_conf {
     uint32_t pcb_hint;        /* connections expected (sizes the PCB hash) */
     /* Where lwIP's diagnostics and failed asserts go (NULL: stderr). */
     void (*log)(const char *msg);
+    /* How many more sockets the stack may open now (tcp_conn_count minus
+     * those open), asked for each SYN to a listener: 0 refuses it with a
+     * RST; half-open connections may take the room there is (tcp_syn.c).
+     * NULL: no limit. Called inside lwIP's input, on the owner thread. */
+    uint32_t (*sock_room)(void *ctx);
+    void *sock_room_ctx;
 };
 
 /* The values this copy's TCP uses, derived from the conf (lwIP's defaults
@@ -61,6 +67,15 @@ struct lstack_lwip_hash_stats {
     uint64_t grows;           /* times it doubled */
 };
 
+/* Segments to listeners that lwIP did not handle itself (tcp_syn.c). */
+struct lstack_lwip_syn_stats {
+    uint64_t refused;         /* answered by a RST: no room for a socket */
+    uint64_t dropped;         /* not answered: half-open connections take the room left */
+    uint64_t cookies_sent;    /* answered by a SYN cookie: the listener's SYN queue was full */
+    uint64_t cookies_recv;    /* connections made from a cookie the ACK returned */
+    uint64_t cookies_failed;  /* ACKs to a listener, while cookies were out, that carried none */
+};
+
 /* Set this copy's values and say what they imply in *out. Returns 0, or
  * -EINVAL (a value out of range) or -ENOMEM (the arena or the PCB table
  * could not be reserved). Before lwip_init, once. */
@@ -68,5 +83,6 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
 
 void lstack_lwip_mem_stats(struct lstack_lwip_mem_stats *out);
 void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);
+void lstack_lwip_syn_stats(struct lstack_lwip_syn_stats *out);
 
 #endif

@@ -16,4 +16,11 @@ int lstack_port_mem_init(size_t limit);
  * 0 or -ENOMEM. */
 int lstack_port_hash_init(uint32_t hint, uint32_t seed);
 
+/* tcp_isn.c: SipHash-2-4 of 16 bytes under the copy's secret key (from
+ * getrandom on first use). */
+uint64_t lstack_port_siphash16(uint64_t m0, uint64_t m1);
+
+/* tcp_syn.c: where the stack's room for sockets comes from (NULL: none). */
+void lstack_port_syn_init(uint32_t (*room)(void *ctx), void *ctx);
+
 #endif
