@@ -21,7 +21,11 @@ client's run, in % of one core; client CPU = user + sys of redis-benchmark
 (softirq included, whoever it ran for).
 
 Ratios: median over rounds of lstack divided by the median of the kernel,
-for req/s and for each latency percentile.
+for req/s and for each latency percentile. A run with --base-build has a
+third kind, "base" (another lstack build): then base / kernel and lstack /
+base ratios of the same medians come too (results.json: "ratio_base_kernel"
+and "ratio_lstack_base" per test; results.csv, the table and the chart gain
+their columns); without base runs the output is what it was before.
 """
 import csv
 import json
@@ -39,6 +43,8 @@ SCENARIOS = {
     6: "-c 10 -t set,get -d 65536",
 }
 KINDS = ("kernel", "lstack")
+BASE = "base"  # the kind of a --base-build run
+RUN_DIR = re.compile(r"^s(\d+)-r(\d+)-(kernel|lstack|base)$")
 
 # (scenario, what, op, bound, text). what: rps or p50/p99 ratio
 # lstack/kernel; op ">=" or "<=".
@@ -136,7 +142,7 @@ def cpu_lines(stat_text):
 def run_record(d):
     """Everything about one run directory."""
     name = os.path.basename(d.rstrip("/"))
-    m = re.match(r"^s(\d+)-r(\d+)-(kernel|lstack)$", name)
+    m = RUN_DIR.match(name)
     rec = {"dir": name}
     if m:
         rec.update(scenario=int(m.group(1)), round=int(m.group(2)), kind=m.group(3))
@@ -250,10 +256,12 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
     runs = []
     for name in sorted(os.listdir(raw)) if os.path.isdir(raw) else []:
         d = os.path.join(raw, name)
-        if os.path.isdir(d) and re.match(r"^s\d+-r\d+-(kernel|lstack)$", name):
+        if os.path.isdir(d) and RUN_DIR.match(name):
             runs.append(run_record(d))
     runs.sort(key=lambda r: (r.get("scenario", 0), r.get("round", 0), r.get("kind", "")))
     retried = sorted(n for n in (os.listdir(raw) if os.path.isdir(raw) else []) if ".noisy" in n)
+    has_base = any(r.get("kind") == BASE for r in runs)
+    kinds = KINDS + ((BASE,) if has_base else ())
 
     scen = {}
     for s in scen_list:
@@ -264,7 +272,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                 if t not in tests:
                     tests.append(t)
         per_kind = {}
-        for k in KINDS:
+        for k in kinds:
             kr = [r for r in srun if r.get("kind") == k and r["status"] == "ok"]
             nreq = None
             m = re.search(r" -n (\d+) ", " ".join(c for c in (read(os.path.join(out, "commands.txt"), "") or "").splitlines()
@@ -290,7 +298,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         tstats = {}
         for t in tests:
             ts = {}
-            for k in KINDS:
+            for k in kinds:
                 kr = [r for r in srun if r.get("kind") == k and r["status"] == "ok" and t in r["tests"]]
                 ts[k] = {
                     "rounds": {r["round"]: r["tests"][t] for r in kr},
@@ -298,6 +306,11 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                        for m in ("rps", "avg", "p50", "p95", "p99", "max")},
                 }
             ts["ratio"] = {m: ratio(ts["lstack"][m], ts["kernel"][m]) for m in ("rps", "avg", "p50", "p95", "p99")}
+            if has_base:
+                ts["ratio_base_kernel"] = {m: ratio(ts[BASE][m], ts["kernel"][m])
+                                           for m in ("rps", "avg", "p50", "p95", "p99")}
+                ts["ratio_lstack_base"] = {m: ratio(ts["lstack"][m], ts[BASE][m])
+                                           for m in ("rps", "avg", "p50", "p95", "p99")}
             tstats[t] = ts
         scen[s] = {"args": SCENARIOS.get(s, "?"), "tests": tstats, "kinds": per_kind}
 
@@ -330,6 +343,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         "versions": meta,
         "commands": (read(os.path.join(out, "commands.txt"), "") or "").splitlines(),
         "lstack_conf": read(os.path.join(out, "lstack.conf"), ""),
+        **({"kinds": list(kinds), "base_conf": read(os.path.join(out, "lstack-base.conf"), "")} if has_base else {}),
         "rounds": rounds,
         "server_cpu": server_cpu,
         "client_cpu": client_cpu,
@@ -349,17 +363,28 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                     "kernel_p99_ms", "lstack_p99_ms", "p99_ratio",
                     "kernel_server_cpu_pct", "lstack_server_cpu_pct",
                     "kernel_client_cpu_pct", "lstack_client_cpu_pct",
-                    "kernel_rounds", "lstack_rounds"])
+                    "kernel_rounds", "lstack_rounds"]
+                   + (["base_rps", "base_kernel_rps_ratio", "lstack_base_rps_ratio",
+                       "base_p50_ms", "base_kernel_p50_ratio", "lstack_base_p50_ratio",
+                       "base_p99_ms", "base_kernel_p99_ratio", "lstack_base_p99_ratio",
+                       "base_server_cpu_pct", "base_client_cpu_pct", "base_rounds"] if has_base else []))
         for s, v in scen.items():
             for t, ts in v["tests"].items():
                 k, l = ts["kernel"], ts["lstack"]
-                w.writerow([s, v["args"], t,
-                            k["rps"], l["rps"], ts["ratio"]["rps"],
-                            k["p50"], l["p50"], ts["ratio"]["p50"],
-                            k["p99"], l["p99"], ts["ratio"]["p99"],
-                            v["kinds"]["kernel"]["server_cpu_pct"], v["kinds"]["lstack"]["server_cpu_pct"],
-                            v["kinds"]["kernel"]["client_cpu_pct"], v["kinds"]["lstack"]["client_cpu_pct"],
-                            len(k["rounds"]), len(l["rounds"])])
+                row = [s, v["args"], t,
+                       k["rps"], l["rps"], ts["ratio"]["rps"],
+                       k["p50"], l["p50"], ts["ratio"]["p50"],
+                       k["p99"], l["p99"], ts["ratio"]["p99"],
+                       v["kinds"]["kernel"]["server_cpu_pct"], v["kinds"]["lstack"]["server_cpu_pct"],
+                       v["kinds"]["kernel"]["client_cpu_pct"], v["kinds"]["lstack"]["client_cpu_pct"],
+                       len(k["rounds"]), len(l["rounds"])]
+                if has_base:
+                    b, bk, lb = ts[BASE], ts["ratio_base_kernel"], ts["ratio_lstack_base"]
+                    row += [b["rps"], bk["rps"], lb["rps"], b["p50"], bk["p50"], lb["p50"],
+                            b["p99"], bk["p99"], lb["p99"],
+                            v["kinds"][BASE]["server_cpu_pct"], v["kinds"][BASE]["client_cpu_pct"],
+                            len(b["rounds"])]
+                w.writerow(row)
 
     with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -375,7 +400,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                             r["cpu_busy_pct"].get(f"cpu{server_cpu}"), r["cpu_busy_pct"].get(f"cpu{client_cpu}"),
                             r.get("foreign_cpu_pct"), r["others_before"], r["others_after"]])
 
-    write_chart(out, scen)
+    write_chart(out, scen, has_base)
     text = table(result)
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(text)
@@ -391,10 +416,19 @@ def table(result):
     lines.append(f"lstack {v.get('lstack_git_rev', '?')[:12]}{' (dirty tree)' if v.get('lstack_git_dirty') == '1' else ''}"
                  f", {v.get('redis', '?').split(' sha=')[0]}, DPDK {v.get('dpdk', '?')}, lwIP {v.get('lwip', '?')}")
     lines.append(f"kernel {v.get('kernel', '?').split(' ')[0]}, {v.get('cpu', '?')}, {v.get('date_utc', '')}")
+    offload = f"; kernel veth offloads {v['kernel_offload'].split(' ')[0]}" if "kernel_offload" in v else ""
     lines.append(f"server on CPU {result['server_cpu']}, client on CPU {result['client_cpu']}; "
-                 f"lstack on {v.get('lstack_pmd', '?').split(' ')[0]}; "
+                 f"lstack on {v.get('lstack_pmd', '?').split(' ')[0]}{offload}; "
                  f"medians over {result['rounds']} round(s); ratio = lstack / kernel")
+    has_base = BASE in result.get("kinds", ())
+    if has_base:
+        lines.append(f"base: lstack {v.get('base_git_rev', '?')[:12]}"
+                     f"{' (dirty tree)' if v.get('base_git_dirty') == '1' else ''}, {v.get('base_buildtype', '?')}, "
+                     f"lwIP {v.get('base_lwip', '?')}, {v.get('base_preload', '?')}")
     srv, cli = f"cpu{result['server_cpu']}", f"cpu{result['client_cpu']}"
+
+    def pk(x):
+        return "-" if x is None else f"{x:.2f}"
     for s, sv in result["scenarios"].items():
         lines.append("")
         n = ""
@@ -419,11 +453,11 @@ def table(result):
                      f" lstack {fmt_pct(lk['cpu_busy_pct'].get(srv))}/{fmt_pct(lk['cpu_busy_pct'].get(cli))}"
                      f"   rounds ok: {kk['rounds_ok']}/{lk['rounds_ok']}")
         if kk.get("pkts_to_client_per_req") is not None or lk.get("pkts_to_client_per_req") is not None:
-            def pk(v):
-                return "-" if v is None else f"{v:.2f}"
             lines.append(f"  packets per request, to/from the client: kernel {pk(kk.get('pkts_to_client_per_req'))}"
                          f"/{pk(kk.get('pkts_from_client_per_req'))}, lstack {pk(lk.get('pkts_to_client_per_req'))}"
                          f"/{pk(lk.get('pkts_from_client_per_req'))}")
+        if has_base:
+            lines.extend(base_rows(sv, srv, cli, pk))
     lines.append("")
     lines.append("targets:")
     for t in result["targets"]:
@@ -441,13 +475,36 @@ def table(result):
     return "\n".join(lines) + "\n"
 
 
-def write_chart(out, scen):
-    """chart.dat + chart.gp: req/s (log scale) and the lstack/kernel ratios."""
+def base_rows(sv, srv, cli, pk):
+    """The table's lines for the base build of one scenario."""
+    lines = [f"  {'vs base':<12} {'base req/s':>13} {'base/kernel':>11} {'lstack/base':>11}   "
+             f"{'base p50/p99 ms':>17} {'lstack/base p50 x':>17} {'p99 x':>6}"]
+    for t, ts in sv["tests"].items():
+        b, bk, lb = ts[BASE], ts["ratio_base_kernel"], ts["ratio_lstack_base"]
+        lines.append(f"  {t:<12} {fmt_rps(b['rps']):>13} {fmt_x(bk['rps']):>11} {fmt_x(lb['rps']):>11}   "
+                     f"{fmt_ms(b['p50']) + '/' + fmt_ms(b['p99']):>17} {fmt_x(lb['p50']):>17} {fmt_x(lb['p99']):>6}")
+    bk = sv["kinds"][BASE]
+    lines.append(f"  base: server CPU {fmt_pct(bk['server_cpu_pct'])}, client CPU {fmt_pct(bk['client_cpu_pct'])}"
+                 f", {srv}/{cli} busy {fmt_pct(bk['cpu_busy_pct'].get(srv))}/{fmt_pct(bk['cpu_busy_pct'].get(cli))}"
+                 f", rounds ok {bk['rounds_ok']}, packets per request to/from the client "
+                 f"{pk(bk.get('pkts_to_client_per_req'))}/{pk(bk.get('pkts_from_client_per_req'))}")
+    return lines
+
+
+def write_chart(out, scen, has_base=False):
+    """chart.dat + chart.gp: req/s (log scale) and the lstack/kernel ratios.
+    With base runs: base's req/s in the first panel, base/kernel req/s in
+    the second, and a third panel of the lstack/base ratios (their columns
+    come after the first six, which keep their place)."""
     rows = []
     for s, v in scen.items():
         for t, ts in v["tests"].items():
-            rows.append((f"{s}:{t}", ts["kernel"]["rps"], ts["lstack"]["rps"],
-                         ts["ratio"]["rps"], ts["ratio"]["p50"], ts["ratio"]["p99"]))
+            row = (f"{s}:{t}", ts["kernel"]["rps"], ts["lstack"]["rps"],
+                   ts["ratio"]["rps"], ts["ratio"]["p50"], ts["ratio"]["p99"])
+            if has_base:
+                lb = ts["ratio_lstack_base"]
+                row += (ts[BASE]["rps"], ts["ratio_base_kernel"]["rps"], lb["rps"], lb["p50"], lb["p99"])
+            rows.append(row)
     if not rows:
         return
 
@@ -455,15 +512,31 @@ def write_chart(out, scen):
         return "NaN" if x is None else f"{x:.6g}"
 
     with open(os.path.join(out, "chart.dat"), "w") as f:
-        f.write("# label kernel_rps lstack_rps rps_ratio p50_ratio p99_ratio\n")
+        f.write("# label kernel_rps lstack_rps rps_ratio p50_ratio p99_ratio"
+                + (" base_rps base_kernel_rps_ratio lstack_base_rps_ratio lstack_base_p50_ratio"
+                   " lstack_base_p99_ratio" if has_base else "") + "\n")
         for r in rows:
             f.write(f"\"{r[0]}\" " + " ".join(num(x) for x in r[1:]) + "\n")
-    gp = """\
-set terminal pngcairo size 1200,900 font ",10"
+    if has_base:
+        size, panels, title = "1200,1300", "3,1", "kernel, base build and lstack"
+        base_bar = '     "" using 7 title "base" lc rgb "#bcbd22", \\\n'
+        base_ratio = '     "" using 8 title "base req/s" lc rgb "#bcbd22", \\\n'
+        third = """\
+set title "lstack / base, log scale (req/s: higher is better; p50, p99 latency: lower is better)"
+plot "chart.dat" using 9:xtic(1) title "req/s" lc rgb "#2ca02c", \\
+     "" using 10 title "p50" lc rgb "#ff7f0e", \\
+     "" using 11 title "p99" lc rgb "#d62728", \\
+     1 notitle with lines lc rgb "black" dt 2
+"""
+    else:
+        size, panels, title = "1200,900", "2,1", "kernel vs lstack"
+        base_bar = base_ratio = third = ""
+    gp = f"""\
+set terminal pngcairo size {size} font ",10"
 set output "chart.png"
 set termoption noenhanced
 set datafile missing "NaN"
-set multiplot layout 2,1 title "redis-server: kernel vs lstack (median of rounds)"
+set multiplot layout {panels} title "redis-server: {title} (median of rounds)"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
@@ -475,14 +548,14 @@ set title "throughput (req/s, log scale)"
 set logscale y
 set ylabel "req/s"
 plot "chart.dat" using 2:xtic(1) title "kernel" lc rgb "#7f7f7f", \\
-     "" using 3 title "lstack" lc rgb "#1f77b4"
-set title "lstack / kernel, log scale (req/s: higher is better; p50, p99 latency: lower is better)"
+{base_bar}     "" using 3 title "lstack" lc rgb "#1f77b4"
+set title "{'lstack (and base) / kernel' if has_base else 'lstack / kernel'}, log scale (req/s: higher is better; p50, p99 latency: lower is better)"
 set ylabel "ratio"
 plot "chart.dat" using 4:xtic(1) title "req/s" lc rgb "#2ca02c", \\
      "" using 5 title "p50" lc rgb "#ff7f0e", \\
      "" using 6 title "p99" lc rgb "#d62728", \\
-     1 notitle with lines lc rgb "black" dt 2
-unset multiplot
+{base_ratio}     1 notitle with lines lc rgb "black" dt 2
+{third}unset multiplot
 """
     with open(os.path.join(out, "chart.gp"), "w") as f:
         f.write(gp)

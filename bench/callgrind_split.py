@@ -2,24 +2,33 @@
 """Split a callgrind profile by shared object: where the instructions go.
 
     callgrind_split.py CALLGRIND.OUT [--requests N] [--top K] [--calls FN,FN...]
-                       [--maps PROC_PID_MAPS] [--lwip LIBLWIP.SO]
+                       [--maps PROC_PID_MAPS] [--lwip LIBLSTACK_LWIP.SO]
 
 Prints the self cost (instructions, Ir) of each group of objects - redis,
 lstack, lwIP, DPDK, libc, allocator - and of each object, per request when
 --requests is given; then the same with the shared libraries (libc, the
-allocator, ld.so) charged to the group that called them; then the K
+allocator, ld.so) charged to the group that called them, and the sum of
+lstack's and lwIP's groups ("lstack + lwIP"); then the K
 costliest functions, and how often the functions named with --calls were
 called. Stdlib only (and binutils' nm for --maps).
 
-lwIP runs from a private copy in a memfd, which valgrind cannot name: its
-functions show up as bare addresses in object "???". --maps (a copy of
-/proc/PID/maps of the profiled process) gives the copy's load address, so
-those addresses are counted as lwIP and named after the nearest exported
-symbol of --lwip (default: the system's liblwip.so.0; it is stripped, so a
-static function is named after the exported one before it: "tcp_input+").
-Without symbols valgrind makes a "function" of each call target and charges
-it everything executed until the next call, so a name is approximate: the
-function called, and the static helpers it jumps into.
+lwIP runs from a private copy in a memfd per stack (lstack/stack/lwip_load.c
+dlopens /proc/self/fd/N; /proc/PID/maps names it "/memfd:lstack-lwip-K
+(deleted)"). Valgrind cannot read such a file: its functions show up as
+bare addresses in object "???" (an object valgrind does name
+"/proc/self/fd/N" or "...lstack-lwip..." is lwIP as well). --maps (a copy
+of /proc/PID/maps of the profiled process) gives each copy's load address,
+so those addresses are counted as lwIP and named after the symbols of
+--lwip, the file the copies were made of: default the build's
+lstack/stack/lwip/liblstack_lwip.so next to this script (build/), or, for a
+build of before lstack's own lwIP, Debian's liblwip.so.0. Ours has a full
+symbol table, so static functions get their own names; Debian's is
+stripped, so a static function is named after the exported one before it
+("tcp_input+"). Without debug info valgrind makes a "function" of each call
+target and charges it everything executed until the next call, so a name
+is approximate: the function called, and the static helpers it jumps into
+(lwIP's calls to its own exported functions go through its PLT: a PLT
+entry is named after the function it leads to).
 
 Callgrind's format (the parts used): "ob=", "fl=", "fn=" name the current
 object, file and function, with "(id) name" compression; "cob=", "cfn="
@@ -28,9 +37,19 @@ the call's inclusive cost (not self cost), and the "cob=" before it holds
 for that call only; every other cost line
 "<position> <Ir>" is self cost of the current function.
 """
+import bisect
+import os
 import re
+import subprocess
 import sys
 from collections import defaultdict
+
+# The file the stacks copy lwIP from (lstack/meson.build, LSTACK_LWIP_SO),
+# in the default build tree; before lstack built its own: Debian's.
+OWN_LWIP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
+                        "lstack", "stack", "lwip", "liblstack_lwip.so")
+DEBIAN_LWIP = "/usr/lib/x86_64-linux-gnu/liblwip.so.0"
+LWIP_COPY = "lwip (memfd copy)"  # the object name given to addresses placed in a copy
 
 
 LIB_GROUPS = ("libc", "allocator", "ld.so")
@@ -47,9 +66,15 @@ def calls_back(caller, callee):
     return base in CALLBACK_FNS
 
 
+def is_lwip_object(obj):
+    """An object name that is a copy of lwIP: ours, Debian's, the memfd
+    ("/memfd:lstack-lwip-0 (deleted)"), or the path it was dlopened by."""
+    return "lwip" in obj or re.match(r"^/proc/self/fd/\d+$", obj) is not None
+
+
 def group_of(obj):
     base = obj.rsplit("/", 1)[-1]
-    if "lwip" in obj:
+    if is_lwip_object(obj):
         return "lwIP"
     if base.startswith("libjemalloc") or base.startswith("libtcmalloc"):
         return "allocator"
@@ -71,7 +96,7 @@ def group_of(obj):
 def parse(path, lwip_range=None):
     names = {"ob": {}, "fl": {}, "fn": {}}
     self_cost = defaultdict(int)          # (ob, fn) -> Ir
-    calls = defaultdict(int)              # fn name -> call count
+    calls = defaultdict(int)              # (callee ob, callee fn) -> call count
     lib_by_caller = defaultdict(int)      # caller group -> Ir of its calls into LIB_GROUPS
     totals = None
     ob = fl = fn = "?"
@@ -129,13 +154,13 @@ def parse(path, lwip_range=None):
                 cfn = resolve("fn", val)
             elif key == "calls":
                 try:
-                    calls[cfn] += int(val.split()[0])
+                    calls[(cob if cob is not None else ob, cfn)] += int(val.split()[0])
                 except (ValueError, IndexError):
                     pass
                 after_calls = True
-            elif key in ("totals", "summary"):
+            elif line.startswith(("totals:", "summary:")):
                 try:
-                    totals = int(val.split()[0])
+                    totals = int(line.split(":", 1)[1].split()[0])
                 except (ValueError, IndexError):
                     pass
     return self_cost, calls, totals, lib_by_caller
@@ -144,16 +169,33 @@ def parse(path, lwip_range=None):
 MAPS = []  # (lo, hi, path) of the profiled process, from --maps
 
 
-def fix_ob(ob, fn, lwip_range):
-    """Name the object of a bare address valgrind could not place: the lwIP
-    copy (a memfd), or a PLT stub of a known file (from --maps)."""
-    if ob in ("???", "") and fn.startswith("0x"):
+def bare_addr(fn):
+    """The address of a function valgrind could only name by it, or None."""
+    if fn and fn.startswith("0x"):
         try:
-            a = int(fn, 16)
+            return int(fn, 16)
         except ValueError:
-            return ob
-        if lwip_range and lwip_range[0] <= a < lwip_range[1]:
-            return "lwip (memfd copy)"
+            return None
+    return None
+
+
+def lwip_copy_of(addr, copies):
+    """The (lo, hi, base) of the lwIP copy holding addr, or None."""
+    for c in copies or ():
+        if c[0] <= addr < c[1]:
+            return c
+    return None
+
+
+def fix_ob(ob, fn, copies):
+    """Name the object of a bare address valgrind could not place: an lwIP
+    copy (a memfd), or a PLT stub of a known file (from --maps)."""
+    a = bare_addr(fn)
+    if a is None or not (ob in ("???", "") or is_lwip_object(ob)):
+        return ob
+    if lwip_copy_of(a, copies):
+        return LWIP_COPY
+    if ob in ("???", ""):
         for lo, hi, path in MAPS:
             if lo <= a < hi:
                 return path
@@ -168,54 +210,69 @@ def load_maps(maps_path):
             MAPS.append((a, b, parts[5]))
 
 
-def lwip_load_range(maps_path):
-    """(lo, hi, base) of the memfd:lstack-lwip mappings in a maps file."""
-    lo = hi = None
-    base = None
+def lwip_copies(maps_path):
+    """[(lo, hi, base)] of each lwIP copy in a maps file: the mappings of
+    one memfd (or /proc/self/fd file) whose name has "lstack-lwip"; base is
+    the address of its file offset 0."""
+    by_file = {}
     for line in open(maps_path):
-        if "lstack-lwip" not in line:
-            continue
         parts = line.split()
+        if len(parts) < 6 or "lstack-lwip" not in parts[5]:
+            continue
         a, b = (int(x, 16) for x in parts[0].split("-"))
         off = int(parts[2], 16)
-        lo = a if lo is None else min(lo, a)
-        hi = b if hi is None else max(hi, b)
-        if off == 0:
-            base = a
-    if lo is None:
-        return None
-    return lo, hi, base if base is not None else lo
+        key = (parts[3], parts[4], parts[5])  # device, inode, name
+        lo, hi, base = by_file.get(key, (a, b, None))
+        by_file[key] = (min(lo, a), max(hi, b), a - off if base is None or off == 0 else base)
+    return sorted(by_file.values())
 
 
 def lwip_symbols(so):
-    """Sorted (address, name): exported functions, and PLT entries (lwIP's
-    own calls go through its PLT, so a call target is often "x@plt": valgrind,
-    with no symbols, names a function after the address it was called at)."""
-    import subprocess
-    out = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True).stdout
+    """Sorted [(address, size, name)]: the functions of so (its full symbol
+    table when it has one, else its dynamic one), and its PLT entries, named
+    after the function they jump to (lwIP's calls to its own exported
+    functions go through its PLT, and valgrind, without symbols, names a
+    function after the address it was called at)."""
     syms = []
-    for line in out.splitlines():
-        p = line.split()
-        if len(p) == 3 and p[1] in "TtWw":
-            syms.append((int(p[0], 16), p[2]))
+    for args in (["nm", "-S", "--defined-only", so], ["nm", "-S", "-D", "--defined-only", so]):
+        out = subprocess.run(args, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            p = line.split()
+            if len(p) == 4 and p[2] in "TtWw":
+                syms.append((int(p[0], 16), int(p[1], 16), p[3]))
+            elif len(p) == 3 and p[1] in "TtWw":  # no size
+                syms.append((int(p[0], 16), 0, p[2]))
+        if syms:
+            break
     out = subprocess.run(["objdump", "-d", "-j", ".plt", "-j", ".plt.sec", so],
                          capture_output=True, text=True).stdout
     for line in out.splitlines():
         m = re.match(r"^([0-9a-f]+) <(.+)@plt>:$", line)
         if m:
-            syms.append((int(m.group(1), 16), m.group(2)))
+            syms.append((int(m.group(1), 16), 16, m.group(2)))
     syms.sort()
     return syms
 
 
-def name_lwip(addr, rng, syms):
-    import bisect
-    v = addr - rng[2]
-    i = bisect.bisect_right(syms, (v, "\uffff")) - 1
+def name_lwip(addr, copy, syms):
+    """The name of the lwIP function at addr of a copy: the symbol there, or
+    "sym+" for an address after the start of sym (inside it, or in a static
+    function after it that a stripped library has no symbol for)."""
+    v = addr - copy[2]
+    i = bisect.bisect_right(syms, (v, float("inf"), "")) - 1
     if i < 0:
         return f"lwip@{v:#x}"
-    sa, sn = syms[i]
+    sa, _, sn = syms[i]
     return sn if sa == v else sn + "+"
+
+
+def rename_lwip(fn, ob, copies, syms):
+    """(object, function) of a cost or call with lwIP's bare addresses named."""
+    nob = fix_ob(ob, fn, copies)
+    if nob == LWIP_COPY and syms:
+        a = bare_addr(fn)
+        return nob, name_lwip(a, lwip_copy_of(a, copies), syms)
+    return nob, fn
 
 
 def main(argv):
@@ -227,7 +284,7 @@ def main(argv):
     top = 25
     want_calls = []
     maps = None
-    lwip_so = "/usr/lib/x86_64-linux-gnu/liblwip.so.0"
+    lwip_so = None
     i = 1
     while i < len(argv):
         if argv[i] == "--requests":
@@ -243,22 +300,27 @@ def main(argv):
         else:
             print(f"unknown argument {argv[i]}", file=sys.stderr)
             return 2
-    rng = lwip_load_range(maps) if maps else None
+    rng = lwip_copies(maps) if maps else None
     if maps:
         load_maps(maps)
     self_cost, calls, totals, lib_by_caller = parse(path, rng)
+    syms = []
     if rng:
-        syms = lwip_symbols(lwip_so)
-        fixed = defaultdict(int)
-        for (ob, fn), v in self_cost.items():
-            nob = fix_ob(ob, fn, rng)
-            if nob != ob and group_of(nob) == "lwIP":
-                fixed[(nob, name_lwip(int(fn, 16), rng, syms))] += v
-            elif nob != ob:
-                fixed[(nob, fn)] += v
-            else:
-                fixed[(ob, fn)] += v
-        self_cost = fixed
+        if lwip_so is None:
+            lwip_so = next((f for f in (OWN_LWIP, DEBIAN_LWIP) if os.path.exists(f)), None)
+        if lwip_so is None or not os.path.exists(lwip_so):
+            print(f"(lwIP library {lwip_so or OWN_LWIP} not found: its functions are named by address)")
+        else:
+            syms = lwip_symbols(lwip_so)
+            print(f"lwIP symbols from {os.path.realpath(lwip_so)}, {len(rng)} copy(ies) in the process")
+    fixed = defaultdict(int)
+    for (ob, fn), v in self_cost.items():
+        fixed[rename_lwip(fn, ob, rng, syms)] += v
+    self_cost = fixed
+    named_calls = defaultdict(int)
+    for (ob, fn), v in calls.items():
+        named_calls[rename_lwip(fn, ob, rng, syms)[1]] += v
+    calls = named_calls
     total = sum(self_cost.values())
     per = (lambda x: f"{x / requests:10.0f}") if requests else (lambda x: "")
     unit = " Ir/request" if requests else ""
@@ -282,6 +344,10 @@ def main(argv):
     for g, v in sorted(charged.items(), key=lambda kv: -kv[1]):
         print(f"  {g:<22} {100.0 * v / total:6.1f}% {per(v)}")
     print(f"  {'(libraries, unattributed)':<22} {100.0 * rest / total:6.1f}% {per(rest)}")
+    stack = {g: charged.get(g, 0) for g in ("lstack", "lstack (DPDK side)", "lwIP")}
+    each = ", ".join(f"{g} {v / (requests or 1):,.0f}" for g, v in stack.items())
+    print(f"  {'lstack + lwIP':<22} {100.0 * sum(stack.values()) / total:6.1f}% {per(sum(stack.values()))}"
+          f"   ({each}{unit or ' Ir'})")
     print(f"\nby object{unit}:")
     for o, v in sorted(objs.items(), key=lambda kv: -kv[1]):
         if v * 1000 < total:

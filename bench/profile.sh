@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # profile.sh - where the instructions of an lstack redis-server go, per request.
 #
-#   bench/profile.sh [--build DIR] [--out DIR] [-n N] [--] [REDIS-BENCHMARK ARGS...]
+#   bench/profile.sh [--build DIR] [--out DIR] [-n N] [--scenario S]
+#                    [--] [REDIS-BENCHMARK ARGS...]
 #
-# Brings up its own namespace pair (bed "lstkprof"), starts redis-server
-# under lstack inside valgrind --tool=callgrind (server on CPU 1, the stack's
-# lcore 1), waits for it, zeroes the counters, runs
+# Brings up its own namespace pair (bed "lstkprof", or LSTACK_TB), starts
+# redis-server under lstack inside valgrind --tool=callgrind (server on CPU
+# 1, the stack's lcore 1), waits for it, zeroes the counters, runs
 #   redis-benchmark -n N ARGS      (default: -c 50 -t set,get -d 3, N 20000)
 # from the client namespace (CPU 0), dumps the counters and splits them by
 # shared object with bench/callgrind_split.py: redis, lstack, lwIP, DPDK,
-# libc, the allocator; per request. Everything is removed on exit; the
-# callgrind file, a copy of /proc/PID/maps and the split stay in --out
-# (default bench/results/profile-<UTC timestamp>/).
+# libc, the allocator, and lstack + lwIP; per request. Everything is
+# removed on exit; the callgrind file, a copy of /proc/PID/maps and the
+# split stay in --out (default bench/results/profile-<UTC timestamp>/).
+#
+# --scenario S: ARGS of scripts/bench.sh's scenario S (1-6, without its -n),
+# e.g. --scenario 2 for -c 1000 -r 1000000 -t set,get -d 3.
+#
+# lwIP's functions are named from the library the stacks copy into their
+# memfds: DIR/lstack/stack/lwip/liblstack_lwip.so, or Debian's liblwip.so.0
+# for a build of before lstack built its own lwIP (callgrind_split.py --lwip).
 #
 # Valgrind runs the server ~50x slower, so the client is never the
 # bottleneck and a poll round usually finds work: the counts are the cost of
@@ -27,17 +35,34 @@ OUT=""
 NREQ=20000
 SERVER_CPU=1
 CLIENT_CPU=0
+SCENARIO=""
 while (($# > 0)); do
     case "$1" in
     --build) BUILD_DIR="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     -n) NREQ="$2"; shift 2 ;;
+    --scenario) SCENARIO="${2:-}"; shift 2 ;;
     -h | --help) sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
     --) shift; break ;;
     *) break ;;
     esac
 done
 ARGS=("$@")
+[[ "$NREQ" =~ ^[1-9][0-9]*$ ]] || { echo "profile.sh: -n wants a positive integer, not '$NREQ'" >&2; exit 2; }
+if [[ -n "$SCENARIO" ]]; then
+    ((${#ARGS[@]} == 0)) || { echo "profile.sh: --scenario or redis-benchmark arguments, not both" >&2; exit 2; }
+    # scripts/bench.sh's scenarios (S_ARGS there)
+    # shellcheck disable=SC2054 # "set,get" is one argument
+    case "$SCENARIO" in
+    1) ARGS=(-c 50 -P 1 -t set,get -d 3) ;;
+    2) ARGS=(-c 1000 -r 1000000 -t set,get -d 3) ;;
+    3) ARGS=(-c 50 -P 16 -t set,get) ;;
+    4) ARGS=(-c 50 -t set,get -d 1024) ;;
+    5) ARGS=(-c 1 -t ping) ;;
+    6) ARGS=(-c 10 -t set,get -d 65536) ;;
+    *) echo "profile.sh: --scenario wants 1..6, not '$SCENARIO'" >&2; exit 2 ;;
+    esac
+fi
 # shellcheck disable=SC2054 # "set,get" is one argument
 ((${#ARGS[@]} > 0)) || ARGS=(-c 50 -t set,get -d 3)
 
@@ -48,6 +73,10 @@ done
 [[ "$BUILD_DIR" == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
 LIB="$BUILD_DIR/lstack/liblstack.so"
 [[ -f "$LIB" ]] || { echo "profile.sh: $LIB not built" >&2; exit 1; }
+# What the stacks copy lwIP from (lstack/meson.build's LSTACK_LWIP_SO).
+LWIP_SO="$BUILD_DIR/lstack/stack/lwip/liblstack_lwip.so"
+[[ -f "$LWIP_SO" ]] || LWIP_SO=/usr/lib/x86_64-linux-gnu/liblwip.so.0
+[[ -f "$LWIP_SO" ]] || { echo "profile.sh: no lwIP library to name lwIP's functions after (liblstack_lwip.so in $BUILD_DIR)" >&2; exit 1; }
 [[ -n "$OUT" ]] || OUT="$ROOT/bench/results/profile-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
 
@@ -112,5 +141,7 @@ dump=$(ls -t "$CG".* 2>/dev/null | head -n 1)
 # requests = N per test run
 tests=$(($(grep -c '^"' "$OUT/bench.csv") - 1))
 python3 "$ROOT/bench/callgrind_split.py" "$dump" --requests $((NREQ * tests)) --maps "$OUT/maps" --top 40 \
-    --calls stack_poll,ev_wait,epoll_wait,sendto,malloc,free,rt_lock,pbuf_alloc,tcp_write,tcp_output | tee "$OUT/split.txt"
+    --lwip "$LWIP_SO" \
+    --calls stack_poll,ev_wait,epoll_wait,sendto,malloc,free,rt_lock,pbuf_alloc,tcp_write,tcp_output,tcp_input \
+    | tee "$OUT/split.txt"
 echo "profile: $OUT"

@@ -13,6 +13,28 @@
 #   scripts/bench.sh [--rounds N] [-n N] [--scenarios 1,3] [--short]
 #                    [--out DIR] [--build DIR] [--server-cpu N] [--client-cpu N]
 #                    [--perf] [--retries N] [--pmd af_xdp|af_packet]
+#                    [--base-build DIR] [--kernel-offload on|off]
+#
+# --base-build DIR: compare two lstack builds in the same run. A third kind,
+# "base", is the same redis-server under DIR/lstack/liblstack.so (another
+# build tree, e.g. of an earlier commit), on the same address as lstack
+# (198.18.0.2) and its own port 6381, one server at a time like the others,
+# with the same flags, CPU, scenarios and rounds. The order of the three is
+# reversed each round (kernel, lstack, base in odd rounds; base, lstack,
+# kernel in even ones), so each pair swaps places every round. The base
+# build reads lstack-base.conf: lstack.conf less any key that DIR's source
+# tree (found through DIR/meson-info) does not know, since a build rejects
+# unknown keys; the keys left out, if any, are printed and noted in
+# versions.txt. The table adds base/kernel and lstack/base ratios. Relative
+# paths are taken from the source root, as for --build.
+#
+# --kernel-offload off: during each kernel run, the server veth's TSO, GSO
+# and GRO and the client veth's TSO are off, so the kernel server sends and
+# receives MTU-sized frames, as lstack does (its af_xdp/af_packet port sends
+# single frames, and XDP on the server veth turns the client veth's TSO
+# off). The state found before is restored after each kernel run. Default
+# on: the veths as the test bed leaves them (64 KiB GSO packets cross the
+# veth unsegmented).
 #
 # Scenarios (redis-benchmark arguments; -n per scenario unless -n is given):
 #   1  -c 50 -P 1 -t set,get -d 3
@@ -24,7 +46,8 @@
 #
 # Output (default bench/results/<UTC timestamp>/): results.json, results.csv,
 # summary.txt (the table, also printed), chart.png (gnuplot), commands.txt,
-# versions.txt, lstack.conf, and raw/<scenario>-r<round>-<kind>/ with each
+# versions.txt, lstack.conf (lstack-base.conf with --base-build), and
+# raw/<scenario>-r<round>-<kind>/ with each
 # run's redis-benchmark output and /proc snapshots. --perf adds a system-wide
 # perf (cpu-clock, 2 kHz) profile of every run: raw/.../perf.data,
 # perf-all.txt (by CPU, process, object), perf-sym.txt (by process, object,
@@ -70,7 +93,10 @@ CLIENT_CPU=0
 PERF=0
 RETRIES=""
 PMD=af_xdp
+BASE_DIR=""
+KERNEL_OFFLOAD=on
 
+die_usage() { echo "bench.sh: $*" >&2; exit 2; }
 while (($# > 0)); do
     case "$1" in
     --rounds) ROUNDS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
@@ -84,18 +110,21 @@ while (($# > 0)); do
     --perf) PERF=1; shift ;;
     --retries) RETRIES="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --pmd) PMD="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --base-build) BASE_DIR="${2:-}"; shift 2 || { usage >&2; exit 2; }
+        [[ -n "$BASE_DIR" ]] || die_usage "--base-build wants a build directory" ;;
+    --kernel-offload) KERNEL_OFFLOAD="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
 done
 
-die_usage() { echo "bench.sh: $*" >&2; exit 2; }
 [[ -z "$ROUNDS" || "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die_usage "--rounds wants a positive integer, not '$ROUNDS'"
 [[ -z "$NREQ" || "$NREQ" =~ ^[1-9][0-9]*$ ]] || die_usage "-n wants a positive integer, not '$NREQ'"
 [[ "$SCENARIOS" =~ ^[1-6](,[1-6])*$ ]] || die_usage "--scenarios wants a list of 1..6 like 1,3, not '$SCENARIOS'"
 [[ "$SERVER_CPU" =~ ^[0-9]+$ && "$CLIENT_CPU" =~ ^[0-9]+$ ]] || die_usage "CPU ids are integers"
 [[ "$SERVER_CPU" != "$CLIENT_CPU" ]] || die_usage "server and client need different CPUs"
 [[ "$PMD" == af_xdp || "$PMD" == af_packet ]] || die_usage "--pmd wants af_xdp or af_packet, not '$PMD'"
+[[ "$KERNEL_OFFLOAD" == on || "$KERNEL_OFFLOAD" == off ]] || die_usage "--kernel-offload wants on or off, not '$KERNEL_OFFLOAD'"
 if [[ -z "$ROUNDS" ]]; then
     if ((SHORT)); then ROUNDS=1; else ROUNDS=3; fi
 fi
@@ -140,6 +169,17 @@ NCPU=$(nproc --all)
 [[ "$BUILD_DIR" == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
 LIB="${LSTACK_PRELOAD:-$BUILD_DIR/lstack/liblstack.so}"
 [[ -f "$LIB" ]] || { echo "bench.sh: preload library not built: $LIB (meson setup build && ninja -C build)" >&2; exit 1; }
+# The kinds of server measured; "base" only with --base-build.
+KINDS=(kernel lstack)
+BASE_LIB=""
+if [[ -n "$BASE_DIR" ]]; then
+    [[ "$BASE_DIR" == /* ]] || BASE_DIR="$ROOT/$BASE_DIR"
+    BASE_LIB="$BASE_DIR/lstack/liblstack.so"
+    [[ -f "$BASE_LIB" ]] || { echo "bench.sh: --base-build: no $BASE_LIB (a built lstack tree's build directory)" >&2; exit 1; }
+    # Allowed (an A/A run shows the bed's noise), but said.
+    [[ "$BASE_LIB" -ef "$LIB" ]] && echo "bench.sh: note: the base is the measured library itself ($LIB)"
+    KINDS+=(base)
+fi
 # The path, not its target: Debian's redis-server is a symlink to
 # redis-check-rdb, which picks its role from argv[0].
 REDIS_SERVER="$(command -v redis-server)"
@@ -162,6 +202,7 @@ source "$ROOT/tests/system/testbed.sh"
 
 PORT_KERNEL=6380
 PORT_LSTACK=6379
+PORT_BASE=6381
 SRV_PID=""
 CLI_PID=""
 PERF_PID=""
@@ -181,6 +222,7 @@ bench_cleanup() {
         wait "$pid" 2>/dev/null || true
     done
     PERF_PID="" CLI_PID="" SRV_PID=""
+    offload_restore
     [[ -n "$WORK" && -d "$WORK" ]] && rm -rf "$WORK"
     return 0
 }
@@ -188,7 +230,7 @@ tb_on_cleanup bench_cleanup
 tb_trap_cleanup
 
 log "output: $OUT"
-log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD"
+log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD, kernel offloads $KERNEL_OFFLOAD${BASE_DIR:+, base build $BASE_DIR}"
 tb_up >"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: test bed did not come up" >&2; exit 1; }
 tb_add_kernel_addr >>"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: cannot add the kernel address" >&2; exit 1; }
 # -c 1000 with reconnects per test: every ephemeral port there is.
@@ -198,6 +240,86 @@ ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
 # window of 1460-byte segments in flight.
 CONF="$OUT/lstack.conf"
 tb_write_conf "$CONF" 'init_fail = "exit";' 'tcp_conn_count = 1200;' 'mbuf_count_per_conn = 64;'
+
+# conf_for_build CONF KEYS_DEF OUT : CONF without the keys KEYS_DEF (an
+# lstack/conf/conf_keys.def) does not define; prints the keys left out.
+conf_for_build() {
+    awk -v keys="$2" '
+        BEGIN {
+            while ((getline line < keys) > 0)
+                if (match(line, /^LSTACK_CONF_KEY\([a-z0-9_]+,/))
+                    known[substr(line, 17, RLENGTH - 17)] = 1
+        }
+        /^[[:space:]]*[a-z0-9_]+[[:space:]]*=/ {
+            k = $0; sub(/^[[:space:]]*/, "", k); sub(/[[:space:]]*=.*/, "", k)
+            if (!(k in known)) { dropped = dropped " " k; next }
+        }
+        { print }
+        END { print substr(dropped, 2) > "/dev/stderr" }
+    ' "$1" 2>"$WORK/conf_dropped" >"$3" || return 1
+    cat "$WORK/conf_dropped"
+}
+
+# The base build's conf: the same keys, less those its source does not know.
+BASE_CONF=""
+BASE_SRC=""
+BASE_CONF_DROPPED=""
+if [[ -n "$BASE_DIR" ]]; then
+    BASE_CONF="$OUT/lstack-base.conf"
+    BASE_SRC=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+        "$BASE_DIR/meson-info/meson-info.json" 2>/dev/null)
+    if [[ -f "$BASE_SRC/lstack/conf/conf_keys.def" ]]; then
+        BASE_CONF_DROPPED=$(conf_for_build "$CONF" "$BASE_SRC/lstack/conf/conf_keys.def" "$BASE_CONF") ||
+            { echo "bench.sh: cannot write $BASE_CONF" >&2; exit 1; }
+        [[ -z "$BASE_CONF_DROPPED" ]] ||
+            log "base build: its lstack-base.conf leaves out keys $BASE_CONF_DROPPED (unknown to $BASE_SRC)"
+    else
+        cp "$CONF" "$BASE_CONF"
+        log "base build: no source tree found through $BASE_DIR/meson-info: lstack-base.conf is lstack.conf as it is"
+    fi
+fi
+
+# --kernel-offload off: "NS IF FEATURE" turned off during kernel runs, and
+# what each was before (restored by offload_restore).
+OFFLOAD_FEATURES=("$TB_NS_SRV $TB_IF_SRV tso" "$TB_NS_SRV $TB_IF_SRV gso" "$TB_NS_SRV $TB_IF_SRV gro"
+    "$TB_NS_CLI $TB_IF_CLI tso")
+OFFLOAD_SAVED=()
+declare -A ETHTOOL_NAME=([tso]=tcp-segmentation-offload [gso]=generic-segmentation-offload
+    [gro]=generic-receive-offload)
+
+offload_state() { # NS IF FEATURE : prints on or off
+    ip netns exec "$1" ethtool -k "$2" 2>/dev/null |
+        sed -n "s/^${ETHTOOL_NAME[$3]}: \(on\|off\).*/\1/p"
+}
+
+# offload_off : every OFFLOAD_FEATURES off; fails (and says which) when one
+# stays on. Prints the state it leaves, for the run's record.
+offload_off() {
+    local f ns ifc feat was rc=0
+    for f in "${OFFLOAD_FEATURES[@]}"; do
+        read -r ns ifc feat <<<"$f"
+        was=$(offload_state "$ns" "$ifc" "$feat")
+        [[ -n "$was" ]] && OFFLOAD_SAVED+=("$ns $ifc $feat $was")
+        ip netns exec "$ns" ethtool -K "$ifc" "$feat" off >/dev/null 2>&1
+        if [[ "$(offload_state "$ns" "$ifc" "$feat")" != off ]]; then
+            log "WARNING: cannot turn $feat off on $ifc"
+            rc=1
+        fi
+        echo "$ifc $feat $(offload_state "$ns" "$ifc" "$feat") (was ${was:-?})"
+    done
+    return "$rc"
+}
+
+# shellcheck disable=SC2317 # also called from the cleanup trap
+offload_restore() {
+    local f ns ifc feat was
+    for f in "${OFFLOAD_SAVED[@]}"; do
+        read -r ns ifc feat was <<<"$f"
+        ip netns exec "$ns" ethtool -K "$ifc" "$feat" "$was" >/dev/null 2>&1 ||
+            log "WARNING: cannot turn $feat $was again on $ifc"
+    done
+    OFFLOAD_SAVED=()
+}
 
 # Identical on both sides; only the port differs (the two never run at once).
 ULIMIT_N=10240
@@ -232,6 +354,10 @@ start_server() {
         ensure_hugepages
         port=$PORT_LSTACK
         pre+=(env LD_PRELOAD="$LIB" GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH="$CONF")
+    elif [[ "$kind" == base ]]; then
+        ensure_hugepages
+        port=$PORT_BASE
+        pre+=(env LD_PRELOAD="$BASE_LIB" GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH="$BASE_CONF")
     else
         port=$PORT_KERNEL
         # The kernel server must get its frames: no stack's XDP program left.
@@ -249,8 +375,14 @@ start_server() {
     SRV_PID=$!
 }
 
-host_of() { if [[ "$1" == lstack ]]; then echo "$TB_IP_STACK"; else echo "$TB_IP_KERNEL"; fi; }
-port_of() { if [[ "$1" == lstack ]]; then echo "$PORT_LSTACK"; else echo "$PORT_KERNEL"; fi; }
+host_of() { if [[ "$1" == kernel ]]; then echo "$TB_IP_KERNEL"; else echo "$TB_IP_STACK"; fi; }
+port_of() {
+    case "$1" in
+    kernel) echo "$PORT_KERNEL" ;;
+    lstack) echo "$PORT_LSTACK" ;;
+    base) echo "$PORT_BASE" ;;
+    esac
+}
 
 wait_ready() { # KIND
     local i out
@@ -281,6 +413,11 @@ stop_server() { # DIR
 # ---------------------------------------------------------------------------
 # record what is measured, and how
 
+build_type() { # BUILD_DIR
+    meson introspect "$1" --buildoptions 2>/dev/null |
+        python3 -c 'import json, sys; print(*[o["value"] for o in json.load(sys.stdin) if o["name"] == "buildtype"])' 2>/dev/null
+}
+
 GIT_REV="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
 GIT_DIRTY=0
 # What goes into the preload: lstack's sources and the build files.
@@ -301,30 +438,54 @@ fi
     echo "virt=$(systemd-detect-virt 2>/dev/null || echo '?'), hypervisor $(lscpu 2>/dev/null | sed -n 's/^Hypervisor vendor:[[:space:]]*//p')"
     echo "os=$(. /etc/os-release && echo "$PRETTY_NAME")"
     echo "gcc=$(gcc -dumpfullversion 2>/dev/null || echo '?')"
-    echo "buildtype=$(meson introspect "$BUILD_DIR" --buildoptions 2>/dev/null |
-        python3 -c 'import json, sys; print(*[o["value"] for o in json.load(sys.stdin) if o["name"] == "buildtype"])' 2>/dev/null)"
+    echo "buildtype=$(build_type "$BUILD_DIR")"
     echo "preload=$LIB"
     echo "preload_sha256=$(sha256sum "$LIB" | cut -d' ' -f1) built $(date -u -r "$LIB" +%Y-%m-%dT%H:%M:%SZ)"
     ((GIT_DIRTY)) && echo "lstack_git_diff=lstack-worktree.diff (git diff HEAD of lstack/ and the build files when the run started)"
     echo "redis_server=$REDIS_SERVER"
     echo "lstack_pmd=net_$PMD ($(tb_vdev))"
+    if [[ "$KERNEL_OFFLOAD" == off ]]; then
+        echo "kernel_offload=off (kernel runs: tso, gso, gro off on $TB_IF_SRV; tso off on $TB_IF_CLI)"
+    else
+        echo "kernel_offload=on (the veths as the test bed sets them)"
+    fi
+    if [[ -n "$BASE_DIR" ]]; then
+        echo "base_build=$BASE_DIR"
+        echo "base_git_rev=$(git -C "$BASE_SRC" rev-parse HEAD 2>/dev/null || echo unknown)"
+        echo "base_git_dirty=$([[ -n "$(git -C "$BASE_SRC" status --porcelain --untracked-files=no -- "${GIT_SRC[@]}" 2>/dev/null)" ]] && echo 1 || echo 0)"
+        echo "base_buildtype=$(build_type "$BASE_DIR")"
+        echo "base_preload=$BASE_LIB"
+        echo "base_preload_sha256=$(sha256sum "$BASE_LIB" | cut -d' ' -f1) built $(date -u -r "$BASE_LIB" +%Y-%m-%dT%H:%M:%SZ)"
+        if [[ -f "$BASE_DIR/lstack/stack/lwip/liblstack_lwip.so" ]]; then
+            echo "base_lwip=$(cat "$BASE_SRC/subprojects/lwip/.lstack-source" 2>/dev/null || echo '?') + its lstack/stack/lwip"
+        else
+            echo "base_lwip=Debian liblwip $(dpkg-query -W -f='${Version}' liblwip-dev 2>/dev/null || echo '?')"
+        fi
+        echo "base_conf=lstack-base.conf${BASE_CONF_DROPPED:+ (left out, unknown to the base: $BASE_CONF_DROPPED)}"
+    fi
     echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$OUT/versions.txt"
 
 KERNEL_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV $REDIS_SERVER $(redis_flags $PORT_KERNEL DIR)"
 LSTACK_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack.conf $REDIS_SERVER $(redis_flags $PORT_LSTACK DIR)"
+BASE_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$BASE_LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-base.conf $REDIS_SERVER $(redis_flags $PORT_BASE DIR)"
 {
-    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD"
+    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")${BASE_DIR:+ --base-build $BASE_DIR}"
     echo "# lstack drives the server veth with --vdev=$(tb_vdev)"
     echo "# each server started with ulimit -n $ULIMIT_N; client ns: net.ipv4.ip_local_port_range=\"1024 65535\""
+    if [[ "$KERNEL_OFFLOAD" == off ]]; then
+        echo "# around each kernel run: ip netns exec $TB_NS_SRV ethtool -K $TB_IF_SRV tso off gso off gro off;" \
+            "ip netns exec $TB_NS_CLI ethtool -K $TB_IF_CLI tso off (then the state found before again)"
+    fi
     echo "kernel server: $KERNEL_CMD"
     echo "lstack server: $LSTACK_CMD"
+    [[ -z "$BASE_DIR" ]] || echo "base server: $BASE_CMD"
     for s in "${SCEN_LIST[@]}"; do
         n="${NREQ:-${S_N[$s]}}"
         ((SHORT)) && [[ -z "$NREQ" ]] && n="${S_NSHORT[$s]}"
         echo "scenario $s client: ip netns exec $TB_NS_CLI taskset -c $CLIENT_CPU redis-benchmark -h HOST -p PORT --csv -n $n ${S_ARGS[$s]}"
     done
-    echo "# HOST:PORT = $TB_IP_KERNEL:$PORT_KERNEL (kernel), $TB_IP_STACK:$PORT_LSTACK (lstack)"
+    echo "# HOST:PORT = $TB_IP_KERNEL:$PORT_KERNEL (kernel), $TB_IP_STACK:$PORT_LSTACK (lstack)${BASE_DIR:+, $TB_IP_STACK:$PORT_BASE (base)}"
 } >"$OUT/commands.txt"
 
 # Other benchmark, test or build processes on the machine (not ours; just
@@ -362,14 +523,24 @@ run_one() { # SCENARIO ROUND KIND
     rm -rf "$d"
     mkdir -p "$d"
     others_busy >"$d/others_before"
+    if [[ "$kind" == kernel && "$KERNEL_OFFLOAD" == off ]]; then
+        if ! offload_off >"$d/offload"; then
+            log "scenario $s round $r kernel: the veth offloads are not all off (--kernel-offload off): $(tr '\n' ';' <"$d/offload")"
+            echo "offload_on" >"$d/status"
+            offload_restore
+            FAILED=$((FAILED + 1))
+            return 1
+        fi
+    fi
     start_server "$kind" "$d/redis"
     if ! wait_ready "$kind"; then
         log "scenario $s round $r $kind: redis did not answer PING; its output:"
         tail -n 20 "$d/redis/stdout.log" "$d/redis/redis.log" 2>/dev/null | sed 's/^/  | /'
-        [[ "$kind" == lstack && "$PMD" == af_xdp ]] &&
+        [[ "$kind" != kernel && "$PMD" == af_xdp ]] &&
             log "hint: net_af_xdp needs XDP sockets in the kernel (CONFIG_XDP_SOCKETS) and libxdp; --pmd af_packet reads the veth through a packet ring instead"
         echo "not_ready" >"$d/status"
         stop_server "$d" || true
+        offload_restore
         FAILED=$((FAILED + 1))
         return 1
     fi
@@ -427,6 +598,7 @@ run_one() { # SCENARIO ROUND KIND
     others_busy >"$d/others_after"
     local src=0
     stop_server "$d" || src=$?
+    offload_restore
     local ok=1
     if ((rc != 0)); then
         log "scenario $s round $r $kind: redis-benchmark exited with $rc: $(tr '\r' '\n' <"$d/bench.err" | grep -v '^$' | tail -n 3 | tr '\n' ' ')"
@@ -453,12 +625,20 @@ run_one() { # SCENARIO ROUND KIND
 }
 
 log "machine: $(uptime | sed 's/^ *//'); other benchmark/test processes: $(others_busy)"
-# A pair (kernel and lstack, same scenario and round) that another process
-# disturbed (bench.py noisy: another benchmark, test or build running, or
-# more than 8% of a CPU used by others) is run again, up to --retries times;
-# the disturbed runs are kept aside as raw/<run>.noisyN.
+# A pair (kernel and lstack, and base with --base-build; same scenario and
+# round) that another process disturbed (bench.py noisy: another benchmark,
+# test or build running, or more than 8% of a CPU used by others) is run
+# again, up to --retries times; the disturbed runs are kept aside as
+# raw/<run>.noisyN.
+# With --base-build the three kinds run in KINDS order in odd rounds and in
+# the reverse order in even ones.
 for ((r = 1; r <= ROUNDS; r++)); do
-    if ((r % 2 == 1)); then kinds=(kernel lstack); else kinds=(lstack kernel); fi
+    kinds=()
+    if ((r % 2 == 1)); then
+        kinds=("${KINDS[@]}")
+    else
+        for ((i = ${#KINDS[@]} - 1; i >= 0; i--)); do kinds+=("${KINDS[i]}"); done
+    fi
     for s in "${SCEN_LIST[@]}"; do
         for ((try = 0; ; try++)); do
             failed_before=$FAILED
@@ -467,9 +647,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
             done
             ((FAILED == failed_before)) || break
             ((try < RETRIES)) || break
-            why=$(python3 "$ROOT/bench/bench.py" noisy "$OUT/raw/s$s-r$r-kernel" "$OUT/raw/s$s-r$r-lstack") && break
+            dirs=()
+            for k in "${KINDS[@]}"; do dirs+=("$OUT/raw/s$s-r$r-$k"); done
+            why=$(python3 "$ROOT/bench/bench.py" noisy "${dirs[@]}") && break
             log "scenario $s round $r disturbed ($(echo "$why" | tr '\n' ' ')): again ($((try + 1))/$RETRIES)"
-            for k in kernel lstack; do
+            for k in "${KINDS[@]}"; do
                 mv "$OUT/raw/s$s-r$r-$k" "$OUT/raw/s$s-r$r-$k.noisy$((try + 1))"
             done
             sleep 5
