@@ -26,6 +26,8 @@ PACKAGES=(
     dpkg-dev patch
     # system tests: namespaces, veth, ping/arping, offload settings
     iproute2 iputils-ping iputils-arping ethtool procps kmod
+    # the SYN flood of the redis-tcp test
+    hping3
     # application tests
     redis-server redis-tools python3
     # benchmark (scripts/bench.sh): its chart
