@@ -18,6 +18,7 @@
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"
+#include "pair_pump.h"
 
 #include "tap.h"
 
@@ -32,19 +33,7 @@ static struct stack *A, *B;
 
 static void pump(void)
 {
-    stack_poll(A);
-    stack_poll(B);
-}
-
-static uint32_t pump_until(struct lsock *s, uint32_t ev)
-{
-    for (int i = 0; i < 5000; i++) {
-        uint32_t got = lsock_events(s);
-        if (got & ev)
-            return got;
-        pump();
-    }
-    return lsock_events(s);
+    pair_pump(A, B, 1);
 }
 
 /* Open the two stacks on ports offering caps_a / caps_b, connect A to B
@@ -64,9 +53,7 @@ static int run(const struct nic_caps *caps_a, const struct nic_caps *caps_b, str
         return 0;
     }
     struct lsock *l = NULL, *c = NULL, *s = NULL;
-    int ok = lsock_new(B, &l) == 0 && lsock_bind(l, htonl(INADDR_ANY), htons(PORT)) == 0 && lsock_listen(l, 8) == 0 &&
-             lsock_new(A, &c) == 0 && lsock_connect(c, htonl(0xc6120001), htons(PORT)) == -EINPROGRESS &&
-             (pump_until(c, EPOLLOUT) & EPOLLOUT) && (pump_until(l, EPOLLIN) & EPOLLIN) && lsock_accept(l, &s) == 0;
+    int ok = pair_connect(A, B, htonl(0xc6120001), PORT, &l, &c, &s) == 0;
     enum { N = 256 * 1024 };
     static unsigned char out[N], in[N];
     for (size_t i = 0; i < N; i++)

@@ -23,6 +23,7 @@
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"
+#include "pair_pump.h"
 
 #include "tap.h"
 
@@ -65,19 +66,7 @@ static struct stack *A, *B;
 
 static void pump(void)
 {
-    stack_poll(A);
-    stack_poll(B);
-}
-
-static uint32_t pump_until(struct lsock *s, uint32_t ev)
-{
-    for (int i = 0; i < 5000; i++) {
-        uint32_t got = lsock_events(s);
-        if (got & ev)
-            return got;
-        pump();
-    }
-    return lsock_events(s);
+    pair_pump(A, B, 1);
 }
 
 /* Move len bytes from w to r, pumping both stacks. Returns bytes read. */
@@ -112,11 +101,11 @@ static int ping_pong(struct lsock *c, struct lsock *s, int n)
     char buf[64];
     for (int i = 0; i < n; i++) {
         struct iovec q = {(void *)req, sizeof(req) - 1}, p = {(void *)rep, sizeof(rep) - 1};
-        if (lsock_send(c, &q, 1, 0) != (ssize_t)q.iov_len || !(pump_until(s, EPOLLIN) & EPOLLIN))
+        if (lsock_send(c, &q, 1, 0) != (ssize_t)q.iov_len || !(pair_pump_until(A, B, s, EPOLLIN) & EPOLLIN))
             return i;
         struct iovec b = {buf, sizeof(buf)};
         if (lsock_recv(s, &b, 1, 0) != (ssize_t)q.iov_len || lsock_send(s, &p, 1, 0) != (ssize_t)p.iov_len ||
-            !(pump_until(c, EPOLLIN) & EPOLLIN))
+            !(pair_pump_until(A, B, c, EPOLLIN) & EPOLLIN))
             return i;
         b.iov_len = sizeof(buf);
         if (lsock_recv(c, &b, 1, 0) != (ssize_t)p.iov_len)
@@ -137,9 +126,7 @@ int main(void)
         return tap_done();
     }
     struct lsock *l = NULL, *c = NULL, *s = NULL;
-    int ok = lsock_new(B, &l) == 0 && lsock_bind(l, htonl(INADDR_ANY), htons(PORT)) == 0 && lsock_listen(l, 8) == 0 &&
-             lsock_new(A, &c) == 0 && lsock_connect(c, htonl(0xc6120001), htons(PORT)) == -EINPROGRESS &&
-             (pump_until(c, EPOLLOUT) & EPOLLOUT) && (pump_until(l, EPOLLIN) & EPOLLIN) && lsock_accept(l, &s) == 0;
+    int ok = pair_connect(A, B, htonl(0xc6120001), PORT, &l, &c, &s) == 0;
     check(ok, "a connection between the stacks");
     if (!ok)
         return tap_done();
