@@ -71,7 +71,7 @@ static void print_table(struct sc_sample *st, int nst, const struct sc_sample *t
                         FILE *out)
 {
     const char *head[MAX_STACKS + 3];
-    char names[MAX_STACKS][16];
+    char names[MAX_STACKS][sizeof("STACK -2147483648")];
     int h = 0;
     head[h++] = "COUNTER";
     for (int i = 0; i < nst; i++) {
