@@ -171,13 +171,14 @@ enum conf_verdict conf_check_value(const struct lstack_conf_key *k, const struct
 void conf_store(const struct lstack_conf_key *k, const struct conf_value *v,
                 struct lstack_conf *c)
 {
-    char *at = (char *)c + k->field;
+    char *at;
     uint32_t u32;
     bool b;
     int i;
 
     if (k->field == LSTACK_CONF_NO_FIELD)
         return;
+    at = (char *)c + k->field; /* not before the check: c + NO_FIELD overflows */
     switch (k->kind) {
     case LSTACK_KIND_INT:
         u32 = (uint32_t)v->i; /* min >= 0 for stored keys: checked by the table test */
