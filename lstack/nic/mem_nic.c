@@ -13,16 +13,27 @@
  * Tests may watch the wire (nic_mem_set_tap: every frame a port sends, with
  * the power to take it off the wire) and play a peer of their own
  * (nic_mem_inject: a frame appears in a port's receive queue).
+ *
+ * For the sanitizers (common/sanitizer.h): a frame's bytes past its length,
+ * and a whole released frame (data and the caller's priv area) in the spare
+ * list, are poisoned, so ASan reports a read past a received frame or a use
+ * of a freed one as it would for heap memory (a recycled fixed-size buffer
+ * hides both otherwise). And the frame starts MEM_IP_ALIGN bytes after a
+ * 16-byte boundary, so its IPv4 header is aligned (Linux's NET_IP_ALIGN):
+ * lwIP's reassembly keeps a pbuf pointer inside the IP header of a queued
+ * fragment, and LeakSanitizer follows aligned pointers only.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/inet_csum.h"
+#include "common/sanitizer.h"
 #include "nic/nic.h"
 
 #define MEM_FRAME_MAX 1536
 #define MEM_TX_BATCH 64
+#define MEM_IP_ALIGN 2 /* after the 14-byte Ethernet header the IP header is 16-aligned */
 
 struct mem_pair;
 
@@ -31,6 +42,7 @@ struct mem_pkt {
     struct mem_pair *pair;
     int owner;        /* side whose budget it uses */
     uint16_t len;
+    _Alignas(16) uint8_t ip_align[MEM_IP_ALIGN];
     uint8_t data[MEM_FRAME_MAX];
     _Alignas(16) uint8_t priv[]; /* priv_size bytes for the caller */
 };
@@ -78,6 +90,8 @@ static void pkt_release(struct mem_pkt *p)
     pair->port[p->owner].used--;
     p->next = pair->spare;
     pair->spare = p;
+    LSTACK_POISON(p->data, MEM_FRAME_MAX);
+    LSTACK_POISON(p->priv, pair->priv_size);
 }
 
 /* The IPv4 packet of an Ethernet frame, or NULL; its header length. */
@@ -151,6 +165,9 @@ static struct mem_pkt *pkt_new(struct mem_port *owner, uint16_t len, struct mem_
     p->pair = owner->pair;
     p->owner = owner->side;
     p->len = len;
+    LSTACK_UNPOISON(p->data, len);
+    LSTACK_POISON(p->data + len, MEM_FRAME_MAX - len);
+    LSTACK_UNPOISON(p->priv, owner->pair->priv_size);
     owner->used++;
     if (*tail != NULL)
         (*tail)->next = p;

@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include "common/sanitizer.h"
+
 #define FDT_MAX (1 << 20) /* a hard limit above this is capped: 16 MB of address space */
 
 static struct fd_entry *fdt;
@@ -29,6 +31,9 @@ static void fdt_alloc(void)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return;
+    /* The objects of owned fds (sockets, epoll instances) are referenced
+     * from here only: LeakSanitizer must scan the table, which is no heap. */
+    LSTACK_LSAN_ROOT(p, (size_t)n * sizeof(struct fd_entry));
     fdt = p;
     fdt_size = (int)n;
 }

@@ -20,11 +20,20 @@
  * compile time, and memp_init would touch every element of every copy),
  * libc malloc (a lock and a search per segment, and no limit per stack).
  * Which thread: the stack's owner only (lwIP's SYS_LIGHTWEIGHT_PROT is 0).
+ *
+ * Under the sanitizers (common/sanitizer.h): a free block, and the part of
+ * a live block past the size asked for, are poisoned (ASan reports lwIP's
+ * use after free and overflow inside the arena as for heap memory), and
+ * the carved part of the arena is a LeakSanitizer root region, registered
+ * ROOT_CHUNK at a time (it holds the only pointers to the sockets and
+ * frames lwIP keeps; the whole reservation would cost a scan of untouched
+ * pages at every leak check).
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/sanitizer.h"
 #include "lwip/arch.h"
 
 #include "port/lwip_port.h"
@@ -32,6 +41,7 @@
 
 #define HDR 16u
 #define DEFAULT_LIMIT (64u << 20) /* if a copy is used before it is configured */
+#define ROOT_CHUNK (1u << 20)      /* LeakSanitizer root region step */
 
 static const uint32_t class_size[] = {
     64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
@@ -50,6 +60,7 @@ _Static_assert(sizeof(struct block_hdr) == HDR, "block header size");
 
 static struct {
     char *base, *next, *end;
+    char *rooted; /* the LeakSanitizer root region ends here (sanitizer builds) */
     struct block_hdr *free[NCLASS];
     struct lstack_lwip_mem_stats st;
 } A;
@@ -64,7 +75,7 @@ int lstack_port_mem_init(size_t limit)
     void *p = mmap(NULL, limit, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return -ENOMEM;
-    A.base = A.next = p;
+    A.base = A.next = A.rooted = p;
     A.end = A.base + limit;
     A.st.arena_limit = limit;
     return 0;
@@ -104,11 +115,18 @@ void *lstack_lwip_malloc(size_t size)
         h = (struct block_hdr *)A.next;
         A.next += class_size[c];
         A.st.arena_used += class_size[c];
+        while (LSTACK_ASAN && A.rooted < A.next) {
+            size_t n = (size_t)(A.end - A.rooted) < ROOT_CHUNK ? (size_t)(A.end - A.rooted) : ROOT_CHUNK;
+            LSTACK_LSAN_ROOT(A.rooted, n);
+            A.rooted += n;
+        }
     }
     h->cls = c;
     h->magic = MAGIC_USED;
     A.st.allocs++;
     A.st.in_use += class_size[c];
+    LSTACK_UNPOISON((char *)h + HDR, size);
+    LSTACK_POISON((char *)h + HDR + size, class_size[c] - HDR - size);
     return (char *)h + HDR;
 }
 
@@ -132,6 +150,7 @@ void lstack_lwip_free(void *p)
     }
     unsigned c = h->cls;
     h->magic = MAGIC_FREE;
+    LSTACK_POISON(p, class_size[c] - HDR);
     h->next = A.free[c];
     A.free[c] = h;
     A.st.frees++;
