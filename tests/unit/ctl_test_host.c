@@ -21,7 +21,9 @@ int ctl_test_pair(const char *extra, struct lstack_conf *cb, struct stack **a, s
         printf("not ok 1 - configs parse\n1..1\n");
         return -1;
     }
-    if (pair_open(&ca, cb, a, b, err, sizeof(err)) != 0) {
+    int rc = pair_open(&ca, cb, a, b, err, sizeof(err));
+    lstack_conf_free(&ca); /* read only while the stacks open */
+    if (rc != 0) {
         printf("not ok 1 - stacks open\n# %s\n1..1\n", err);
         return -1;
     }

@@ -384,5 +384,6 @@ int main(void)
     test_limit_below_spare(path, statfd);
     test_stop_with_clients(path);
     rmdir(dir);
+    lstack_conf_free(&cb);
     return tap_done();
 }

@@ -120,14 +120,15 @@ static void test_paging(void)
     /* A connection that arrives between two pages must not disturb the others. */
     struct ctl_cursor cur = {0};
     struct ctl_conn page[64];
-    int seen[65536 / 8] = {0}, dup = 0, total = 0;
+    uint32_t seen[65536 / 32] = {0}; /* one bit per remote port */
+    int dup = 0, total = 0;
     uint32_t b_addr = inet_addr("198.18.0.1");
     for (int p = 0; !cur.done; p++) {
         int k = ctl_conns_page(B, &any, &cur, page, 5);
         for (int i = 0; i < k; i++) {
             unsigned port = ntohs(page[i].rport);
-            dup += (seen[port / 32] >> (port % 32)) & 1;
-            seen[port / 32] |= 1 << (port % 32);
+            dup += (seen[port / 32] >> (port % 32)) & 1u;
+            seen[port / 32] |= 1u << (port % 32); /* unsigned: 1 << 31 overflows an int */
             total++;
         }
         if (p == 1) {
@@ -272,5 +273,6 @@ int main(void)
     setup_conns();
     test_paging();
     test_server(&cb);
+    lstack_conf_free(&cb);
     return tap_done();
 }

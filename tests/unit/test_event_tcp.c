@@ -226,7 +226,9 @@ static void t_tcp(uint32_t b_addr)
     uint32_t ev = ev_wait_sock(conn, fconn, false, EPOLLIN, 1000);
     double dt = test_since_job();
     printf("# blocking wait: data sent, seen %.3f ms later\n", dt);
-    check(ev == EPOLLIN && dt < 5, "tcp wait_sock: woken by data from the peer");
+    /* Woken by the data, not by the 1000 ms timeout; the wait spins, so the
+     * rest is scheduling: 15 ms seen under ASan on a loaded 2-core machine. */
+    check(ev == EPOLLIN && dt < 100, "tcp wait_sock: woken by data from the peer");
     recv_all(conn, buf, sizeof(buf));
 
     t0 = now_ms();

@@ -409,5 +409,7 @@ int main(void)
     t_waitall_resume();
     free(out_buf);
     free(in_buf);
+    lstack_conf_free(&ca);
+    lstack_conf_free(&cb);
     return tap_done();
 }
