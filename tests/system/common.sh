@@ -11,6 +11,8 @@ export LSTACK_TB="${T_BASE}${T_NAME:?T_NAME must be set before sourcing common.s
 T_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=testbed.sh
 source "$T_HERE/testbed.sh"
+# shellcheck source=../preload_env.sh
+source "$T_HERE/../preload_env.sh"
 
 T_CHECKS=0
 T_WORK=""

@@ -22,6 +22,8 @@
 # Environment:
 #   LSTACK_TEST_TARGET   lstack | kernel (default lstack)
 #   LSTACK_PRELOAD       the preload library (default BUILD/lstack/liblstack.so)
+#   LSTACK_PRELOAD_EXTRA libraries preloaded before it (default: the ASan
+#                        runtime of a sanitizer build; see tests/preload_env.sh)
 #   T_KEEP_LOG=1         keep the work dir (logs, redis dirs) after the test
 
 # shellcheck source=common.sh
@@ -31,6 +33,7 @@ R_TARGET="${LSTACK_TEST_TARGET:-lstack}"
 R_PORT_LSTACK=6379
 R_PORT_KERNEL=6380
 R_LIB=""
+R_PRELOAD="" # LD_PRELOAD for a process under lstack: R_LIB, after what it needs first
 R_CONF=""
 # shellcheck disable=SC2034 # R_HOST / R_PORT: for the tests that source this
 R_HOST=""
@@ -97,6 +100,7 @@ r_bed_init() {
     lstack)
         R_LIB="${LSTACK_PRELOAD:-$T_BUILD/lstack/liblstack.so}"
         [[ -f "$R_LIB" ]] || t_fail "preload library not built: $R_LIB"
+        R_PRELOAD=$(preload_list "$R_LIB")
         R_HOST="$TB_IP_STACK"
         # shellcheck disable=SC2034 # read by the tests
         R_PORT="$R_PORT_LSTACK"
@@ -159,7 +163,7 @@ r_conf() {
 # r__cmd KIND : the command prefix that runs redis-server of KIND in the server ns.
 r__cmd() {
     if [[ "$1" == lstack ]]; then
-        echo ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$R_LIB" GAZELLE_BIND_PROCNAME=redis-server \
+        echo ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=redis-server \
             LSTACK_CONF_PATH="$R_CONF" redis-server
     else
         echo ip netns exec "$TB_NS_SRV" redis-server
@@ -174,6 +178,7 @@ r__setup() {
     if [[ "$kind" == lstack ]]; then
         [[ -n "$R_LIB" && -f "$R_LIB" ]] || R_LIB="${LSTACK_PRELOAD:-$T_BUILD/lstack/liblstack.so}"
         [[ -f "$R_LIB" ]] || r_fail "preload library not built: $R_LIB"
+        [[ -n "$R_PRELOAD" ]] || R_PRELOAD=$(preload_list "$R_LIB")
         R_HOSTOF[$name]="$TB_IP_STACK"
         R_PORTOF[$name]="$R_PORT_LSTACK"
     else

@@ -25,7 +25,7 @@ check_sh() {
     r_dpdk_snapshot
     out="$T_WORK/sh.out"
     err="$T_WORK/sh.err"
-    local -a envs=(LD_PRELOAD="$R_LIB" GAZELLE_BIND_PROCNAME=redis-server)
+    local -a envs=(LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=redis-server)
     if [[ -n "$conf" ]]; then
         envs+=(LSTACK_CONF_PATH="$conf")
     else
@@ -50,7 +50,7 @@ check_sh "no conf" ""
 r_start kr kernel
 r_wait_ready kr || r_fail "kernel redis did not come up"
 r_dpdk_snapshot
-envs=(LD_PRELOAD="$R_LIB" GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH="$fileconf")
+envs=(LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH="$fileconf")
 out=$(ip netns exec "$TB_NS_SRV" timeout 30 env "${envs[@]}" redis-cli -h "$TB_IP_KERNEL" -p "$(r_port kr)" ping 2>&1)
 [[ "$out" == PONG ]] || r_fail "redis-cli under the preload answered '$out', expected PONG only"
 log="$T_WORK/nb-bench.log"

@@ -27,7 +27,7 @@ slog="$T_WORK/sem_server.log"
 clog="$T_WORK/sem_client.log"
 
 if r_is_lstack; then
-    ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$R_LIB" GAZELLE_BIND_PROCNAME=sem_server \
+    ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=sem_server \
         LSTACK_CONF_PATH="$R_CONF" "$SRV" all "$PORT" >"$slog" 2>&1 &
 else
     ip netns exec "$TB_NS_SRV" "$SRV" all "$PORT" >"$slog" 2>&1 &

@@ -13,6 +13,9 @@ build=$1
 src=$2
 lib="$build/lstack/liblstack.so"
 probe="$build/tests/unit/preload_probe"
+# shellcheck source=../preload_env.sh
+source "$src/tests/preload_env.sh"
+pre=$(preload_list "$lib") # what LD_PRELOAD needs: lib, after the ASan runtime in a sanitizer build
 n=0
 fails=0
 check() { # check NAME COMMAND...
@@ -36,18 +39,18 @@ check "liblstack.so exports exactly the calls of calls.def" exports_match
 
 unbound_untouched() {
     local out
-    out=$(LD_PRELOAD="$lib" GAZELLE_BIND_PROCNAME=redis-server sh -c 'echo hi | cat; grep -c librte /proc/self/maps' 2>"$tmp/err")
+    out=$(LD_PRELOAD="$pre" GAZELLE_BIND_PROCNAME=redis-server sh -c 'echo hi | cat; grep -c librte /proc/self/maps' 2>"$tmp/err")
     [ "$out" = "$(printf 'hi\n0')" ] && [ ! -s "$tmp/err" ]
 }
 check "an unbound shell runs untouched: same output, no DPDK mapped, nothing on stderr" unbound_untouched
 
 no_env_untouched() {
-    LD_PRELOAD="$lib" "$probe" >/dev/null 2>"$tmp/err" && [ ! -s "$tmp/err" ]
+    LD_PRELOAD="$pre" "$probe" >/dev/null 2>"$tmp/err" && [ ! -s "$tmp/err" ]
 }
 check "without GAZELLE_BIND_PROCNAME the probe works and lstack says nothing" no_env_untouched
 
 bad_conf_falls_back() {
-    LD_PRELOAD="$lib" GAZELLE_BIND_PROCNAME=preload_probe LSTACK_CONF_PATH="$tmp/missing.conf" \
+    LD_PRELOAD="$pre" GAZELLE_BIND_PROCNAME=preload_probe LSTACK_CONF_PATH="$tmp/missing.conf" \
         "$probe" >"$tmp/out" 2>"$tmp/err" || return 1
     grep -q "missing.conf" "$tmp/err" && grep -q "acceleration is OFF" "$tmp/err" && grep -q "loopback ok" "$tmp/out"
 }
@@ -63,7 +66,7 @@ gateway_addr = "198.18.0.1";
 init_fail = "exit";
 CONF
     local rc=0
-    LD_PRELOAD="$lib" GAZELLE_BIND_PROCNAME=preload_probe LSTACK_CONF_PATH="$tmp/exit.conf" \
+    LD_PRELOAD="$pre" GAZELLE_BIND_PROCNAME=preload_probe LSTACK_CONF_PATH="$tmp/exit.conf" \
         "$probe" >"$tmp/out" 2>"$tmp/err" || rc=$?
     [ "$rc" -eq 1 ] && grep -q "stopping the process" "$tmp/err" && ! grep -q "loopback ok" "$tmp/out"
 }
@@ -84,7 +87,7 @@ sed '1d' "$tmp/broken.conf" >"$tmp/broken-default.conf" # same error, now line 5
 # run_probe ENV... : the probe bound, under the preload; its status in $rc.
 run_probe() {
     rc=0
-    env LD_PRELOAD="$lib" GAZELLE_BIND_PROCNAME=preload_probe "$@" "$probe" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    env LD_PRELOAD="$pre" GAZELLE_BIND_PROCNAME=preload_probe "$@" "$probe" >"$tmp/out" 2>"$tmp/err" || rc=$?
 }
 
 broken_conf_exits() {
