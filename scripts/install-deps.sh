@@ -32,6 +32,9 @@ PACKAGES=(
     redis-server redis-tools python3
     # benchmark (scripts/bench.sh): its chart
     gnuplot-nox
+    # sanitizer and fuzzing pass (scripts/test.sh): gcc's ASan and UBSan
+    # runtimes, clang with libFuzzer
+    libasan8 libubsan1 clang libclang-rt-14-dev
 )
 
 check_only=0

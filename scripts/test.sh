@@ -51,19 +51,99 @@ if [ $# -eq 0 ] && [ "${LSTACK_BENCH_SHORT:-1}" != 0 ]; then
     fi
 fi
 
+# Sanitizers and fuzzing (docs/reliability.md). Only on a full run;
+# LSTACK_SANITIZE=0 leaves both passes out. Their tests count in the closing
+# line like the others (each meson test once, plus one check that no
+# sanitizer report was written).
+#  1. ASan + UBSan (gcc) in $BUILD-asan: the unit tests and the redis suite.
+#     Every report goes to a file under $BUILD-asan/sanitizer-logs/ (a daemon
+#     or a background redis has no stderr a test reads): any file there is a
+#     finding, printed below. The preload gets the ASan runtime first in
+#     LD_PRELOAD from the harness (tests/preload_env.sh).
+#  2. libFuzzer (clang) in $BUILD-fuzz: each target for FUZZ_TIME seconds
+#     (default 60); a finding fails and prints the reproducer's path.
+san_logs=()
+san_reports=none
+fuzz_state=none
+if [ $# -eq 0 ] && [ "${LSTACK_SANITIZE:-1}" != 0 ]; then
+    t_san=$(date +%s)
+    ASAN_BUILD="$BUILD-asan"
+    sanlog="$ASAN_BUILD/sanitizer-logs"
+    if [ -f "$ASAN_BUILD/build.ninja" ]; then
+        meson setup --reconfigure "$ASAN_BUILD" >/dev/null
+    else
+        meson setup "$ASAN_BUILD" -Db_sanitize=address,undefined >/dev/null
+    fi
+    meson configure "$ASAN_BUILD" -Dwerror=true
+    if ninja -C "$ASAN_BUILD" >"$ASAN_BUILD/build.log" 2>&1; then
+        rm -rf "$sanlog"
+        mkdir -p "$sanlog"
+        # Not the system, sem and stackctl suites: the unit tests and redis.
+        ASAN_OPTIONS="log_path=$sanlog/asan" \
+            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$sanlog/ubsan" \
+            LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0" \
+            meson test -C "$ASAN_BUILD" --no-suite system --no-suite sem --no-suite stackctl --print-errorlogs || rc=1
+        san_logs+=("$ASAN_BUILD/meson-logs/testlog.json")
+        if [ -n "$(ls -A "$sanlog")" ]; then
+            san_reports=fail
+            rc=1
+            for f in "$sanlog"/*; do
+                echo "--- sanitizer report $f (first 40 lines) ---"
+                head -n 40 "$f"
+            done
+        else
+            san_reports=ok
+        fi
+    else
+        tail -n 30 "$ASAN_BUILD/build.log"
+        echo "sanitizer build: FAIL (log: $ASAN_BUILD/build.log)"
+        san_reports=fail
+        rc=1
+    fi
+    echo "sanitizer pass: $(($(date +%s) - t_san)) s"
+
+    t_fuzz=$(date +%s)
+    FUZZ_BUILD="$BUILD-fuzz"
+    if ! command -v clang >/dev/null; then
+        echo "fuzzing: SKIP (no clang)"
+        fuzz_state=skip
+    else
+        if [ -f "$FUZZ_BUILD/build.ninja" ]; then
+            meson setup --reconfigure "$FUZZ_BUILD" >/dev/null
+        else
+            CC=clang meson setup "$FUZZ_BUILD" -Dfuzz=true -Db_sanitize=address,undefined >/dev/null
+        fi
+        meson configure "$FUZZ_BUILD" -Dwerror=true
+        if ninja -C "$FUZZ_BUILD" >"$FUZZ_BUILD/build.log" 2>&1; then
+            meson test -C "$FUZZ_BUILD" --suite fuzz --print-errorlogs || rc=1
+            san_logs+=("$FUZZ_BUILD/meson-logs/testlog.json")
+            fuzz_state=ran
+        else
+            tail -n 30 "$FUZZ_BUILD/build.log"
+            echo "fuzz build: FAIL (log: $FUZZ_BUILD/build.log)"
+            fuzz_state=fail
+            rc=1
+        fi
+    fi
+    echo "fuzzing pass: $(($(date +%s) - t_fuzz)) s"
+fi
+
 # One plain closing line: N passed, N failed (, N skipped).
-python3 - "$BUILD/meson-logs/testlog.json" "$bench" <<'PY'
+python3 - "$bench" "$san_reports" "$fuzz_state" "$BUILD/meson-logs/testlog.json" "${san_logs[@]}" <<'PY'
 import json, sys
 p = f = s = 0
-for line in open(sys.argv[1]):
-    r = json.loads(line).get("result")
-    if r in ("OK", "EXPECTEDFAIL"): p += 1
-    elif r == "SKIP": s += 1
-    else: f += 1
-bench = sys.argv[2]
-if bench == "ok": p += 1
-elif bench == "fail": f += 1
-elif bench == "skip": s += 1
+for log in sys.argv[4:]:
+    for line in open(log):
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"): p += 1
+        elif r == "SKIP": s += 1
+        else: f += 1
+# One more check each: bench --short; "no sanitizer report"; the fuzz build
+# when it failed or was skipped (when it ran, its tests are counted above).
+for state in sys.argv[1:4]:
+    if state == "ok": p += 1
+    elif state == "fail": f += 1
+    elif state == "skip": s += 1
 print(f"{p} passed, {f} failed, {s} skipped")
 PY
 exit $rc
