@@ -56,7 +56,6 @@ static struct lsock *accepted[MAX_ACCEPTED];
 static int naccepted;
 static size_t app_bytes;  /* read by A's application during the input */
 static bool verbose;      /* FUZZ_VERBOSE=1: one line per input (what reached A) */
-static bool send_known;   /* FUZZ_SEND_KNOWN=1: send known_lwip_crash() frames too */
 
 /* The event layer's hook; no epoll here. */
 void lsock_changed(struct lsock *s)
@@ -111,66 +110,6 @@ static void app_close_all(void)
     naccepted = 0;
 }
 
-/* Known lwIP 2.1.3 bugs, reported, each kept as an input in
- * tests/fuzz/known/frames/ and a test of its own (known_crash.sh): frames
- * that hit one are not sent (unless FUZZ_SEND_KNOWN=1), so the fuzzer looks
- * further instead of finding the same bug again every run. Remove a case
- * with its input once lwIP is fixed (its test then fails as "no longer
- * crashes").
- *  - lwip_insane_offset.bin: a segment of sequence length 1 (one byte, or a
- *    bare FIN or SYN) at rcv_nxt + 2^31 on the watched connection passes
- *    tcp_receive's wrapped TCP_SEQ_BETWEEN(rcv_nxt, seqno + 1, seqno) and
- *    trips LWIP_ASSERT("insane offset!"): the process aborts;
- *  - lwip_optbyte_overread.bin: an option kind other than EOL and NOP in
- *    the last byte of the TCP header: tcp_parseopt reads its length byte,
- *    one past the header (past the frame when it carries no data). */
-static bool known_insane_offset(const uint8_t *tcp, size_t seglen)
-{
-    if (memcmp(tcp, &ctx.peer_port, 2) != 0 || memcmp(tcp + 2, &ctx.target_port, 2) != 0)
-        return false;
-    uint32_t seq = (uint32_t)tcp[4] << 24 | (uint32_t)tcp[5] << 16 | (uint32_t)tcp[6] << 8 | tcp[7];
-    return seglen == 1 && seq - watch.rcv_nxt == 0x80000000u;
-}
-
-/* Walk the options like tcp_parseopt: true if it would read a length byte
- * past them. */
-static bool known_optbyte_overread(const uint8_t *opt, size_t optlen)
-{
-    static const uint8_t fixed_len[] = {[2] = 4, [3] = 3, [4] = 2, [8] = 10}; /* MSS, WS, SACK_PERM, TS */
-    size_t i = 0;
-    while (i < optlen) {
-        uint8_t kind = opt[i++];
-        if (kind == 0)
-            return false;
-        if (kind == 1)
-            continue;
-        if (i >= optlen)
-            return true;
-        uint8_t len = opt[i++];
-        if (len < 2 || (kind < sizeof(fixed_len) && fixed_len[kind] != 0 && (len != fixed_len[kind] || i - 2 + len > optlen)))
-            return false; /* lwIP stops there */
-        i += len - 2u;
-    }
-    return false;
-}
-
-static bool known_lwip_crash(const uint8_t *f, size_t len)
-{
-    if (len < 14 + 20 || f[12] != 0x08 || f[13] != 0x00)
-        return false;
-    const uint8_t *ip = f + 14;
-    size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
-    size_t total = (size_t)(ip[2] << 8 | ip[3]);
-    if (ip[9] != 6 || ihl < 20 || total < ihl + 20 || total > len - 14 || (ip[6] & 0x1f) != 0 || ip[7] != 0)
-        return false;
-    const uint8_t *tcp = ip + ihl;
-    size_t doff = (size_t)(tcp[12] >> 4) * 4;
-    if (doff < 20 || doff > total - ihl)
-        return false;
-    size_t seglen = total - ihl - doff + ((tcp[13] & 0x02) ? 1 : 0) + ((tcp[13] & 0x01) ? 1 : 0);
-    return known_insane_offset(tcp, seglen) || known_optbyte_overread(tcp + 20, doff - 20);
-}
-
 /* Queue f[0..len) in A's receive queue, fixed up (as if B had sent it; it
  * counts against B's buffers). 0, or -1 if B's buffers stay all in use
  * after a round (A holds them). */
@@ -179,8 +118,6 @@ static int inject(const uint8_t *f, uint16_t len, uint8_t flags)
     uint8_t buf[FRAME_FIX_MAX];
     memcpy(buf, f, len);
     frame_fix(buf, len, flags, &ctx);
-    if (!send_known && known_lwip_crash(buf, len))
-        return 0;
     if (nic_mem_inject(na, buf, len) == 0)
         return 0;
     pump(1);
@@ -237,8 +174,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     ctx.target_port = htons(PORT);
     const char *v = getenv("FUZZ_VERBOSE");
     verbose = v != NULL && strcmp(v, "1") == 0;
-    v = getenv("FUZZ_SEND_KNOWN");
-    send_known = v != NULL && strcmp(v, "1") == 0;
     return 0;
 }
 

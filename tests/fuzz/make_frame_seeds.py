@@ -5,9 +5,10 @@ Each seed is one input of fuzz_frames (format: frame_fix.h): records of
 flags (1 byte), length (2 bytes, big-endian) and a frame. The frames are
 valid ones of each kind the stack serves; their flags ask the harness to
 fix them up to the target's MAC, addresses, connection and checksums, so a
-mutated copy stays deliverable. It also writes the known crashes
-(tests/fuzz/known/frames/). Run it again after changing the format:
-    tests/fuzz/make_frame_seeds.py [SEED_DIR [KNOWN_DIR]]
+mutated copy stays deliverable. It also writes the two inputs that crashed
+lwIP 2.1.3 before lstack's patch 0005 (regression seeds, in SEED_DIR too).
+Run it again after changing the format:
+    tests/fuzz/make_frame_seeds.py [SEED_DIR [REGRESSION_DIR]]
 """
 import os
 import struct
@@ -106,7 +107,7 @@ def seeds():
 
 
 def known():
-    """Inputs that crash the stack today (tests/fuzz/known/: expected failures)."""
+    """Inputs that crashed lwIP 2.1.3 before patch 0005 (regression seeds)."""
     # lwIP 2.1.3 tcp_receive: a bare FIN at rcv_nxt + 2^31 trips
     # LWIP_ASSERT("insane offset!") and aborts (found by fuzz-frames).
     yield "lwip_insane_offset", conn(TCP_ACK | TCP_FIN, seq=1 << 31)
@@ -128,7 +129,7 @@ def write(out, inputs):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     write(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "corpus", "frames"), seeds())
-    write(sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "known", "frames"), known())
+    write(sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "corpus", "frames"), known())
 
 
 if __name__ == "__main__":
