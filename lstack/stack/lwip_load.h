@@ -2,13 +2,15 @@
  * lwip_load.h - a private copy of liblwip per stack.
  *
  * lwIP keeps all its state in globals, so two stacks in one process need two
- * copies of the library. Each stack copies liblwip.so.0 into a memfd and
+ * copies of the library. Each stack copies liblstack_lwip.so (lstack's own
+ * lwIP build, lstack/stack/lwip/) into a memfd and
  * dlopens it RTLD_LOCAL: the copies share no symbol and no state. lstack
  * never links lwIP, so no copy binds to a global one.
  *
  * Rejected: dlmopen(LM_ID_NEWLM) (it also loads a second libc into the new
  * namespace, with its own malloc and TLS, next to DPDK's per-lcore state) and
- * building lwIP from source into lstack (the brief wants Debian's package).
+ * linking lwIP's objects into liblstack.so (one set of globals per process:
+ * one stack only).
  */
 #ifndef LSTACK_LWIP_LOAD_H
 #define LSTACK_LWIP_LOAD_H
