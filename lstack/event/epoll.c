@@ -1,7 +1,7 @@
 /*
  * epoll.c - the stack half of epoll instances: lepoll objects, their
  * interest and ready lists, epoll_ctl, the epoll fd's ops (close, dup), and
- * the glue the sock layer calls (lsock_changed, ev_forget_sock).
+ * each item's watcher (what the sock layer calls), ev_forget_sock.
  * epoll_wait is in epoll_wait.c.
  *
  * An epoll fd stays a kernel epoll instance. The first EPOLL_CTL_ADD of a
@@ -10,7 +10,7 @@
  * the lepoll. Each epitem sits on three lists: its socket's watchers (so a
  * readiness change finds it in O(watchers)), its lepoll's interest list (so
  * close can detach them all) and, while it may be ready, its lepoll's ready
- * list. lsock_changed only queues items: readiness is computed by the
+ * list. A watcher's changed() only queues its item: readiness is computed by the
  * waiter, once per item per wait, like Linux's ep_poll_callback /
  * ep_send_events split.
  *
@@ -19,10 +19,11 @@
  *    visible to the kernel (a syscall per readiness change on the hot path);
  *  - finding an item by scanning the interest list or by a hash on fd: a
  *    socket has one watcher in practice, so its watcher list is the index;
- *  - computing readiness in lsock_changed (it runs inside lwIP callbacks,
+ *  - computing readiness in changed() (it runs inside lwIP callbacks,
  *    several times per segment).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "event/ev_priv.h"
@@ -53,29 +54,31 @@ void ev_ready_del(struct epitem *it)
     ev_list_del(&it->in_ready);
 }
 
-static void watcher_link(struct epitem *it)
+static struct epitem *item_of_watcher(struct lsock_watcher *w)
 {
-    struct epitem **head = lsock_watchers(it->sock);
-    it->w_next = *head;
-    if (*head != NULL)
-        (*head)->w_pprev = &it->w_next;
-    it->w_pprev = head;
-    *head = it;
+    return (struct epitem *)((char *)w - offsetof(struct epitem, w));
 }
 
-static void watcher_unlink(struct epitem *it)
+/* The item's watcher, called by the sock layer under rt_lock (inside
+ * rt_poll or an lsock call): queue the item, if armed, for a check by the
+ * waiter. */
+static void item_changed(struct lsock_watcher *w)
 {
-    *it->w_pprev = it->w_next;
-    if (it->w_next != NULL)
-        it->w_next->w_pprev = it->w_pprev;
-    it->w_next = NULL;
-    it->w_pprev = NULL;
+    struct epitem *it = item_of_watcher(w);
+    if (!it->disabled)
+        ev_ready_add(it);
+}
+
+static void watcher_link(struct epitem *it)
+{
+    it->w.changed = item_changed;
+    lsock_watcher_link(lsock_watchers(it->sock), &it->w);
 }
 
 /* Detach it from its socket and its lepoll, and free it. */
 static void item_free(struct epitem *it)
 {
-    watcher_unlink(it);
+    lsock_watcher_unlink(&it->w);
     ev_ready_del(it);
     ev_list_del(&it->in_interest);
     if (it->kernel_half)
@@ -86,31 +89,24 @@ static void item_free(struct epitem *it)
 /* The item of lep watching s as fd, or NULL. */
 static struct epitem *item_find(struct lepoll *lep, struct lsock *s, int fd)
 {
-    for (struct epitem *it = *lsock_watchers(s); it != NULL; it = it->w_next)
+    for (struct lsock_watcher *w = *lsock_watchers(s); w != NULL; w = w->next) {
+        struct epitem *it = item_of_watcher(w);
         if (it->ep == lep && it->fd == fd)
             return it;
+    }
     return NULL;
 }
 
-/* ---- the glue the sock layer calls ---- */
-
-/* Called from lwIP callbacks (inside rt_poll or an lsock call), under
- * rt_lock: queue every armed item watching s for a check by the waiter. */
-void lsock_changed(struct lsock *s)
-{
-    for (struct epitem *it = *lsock_watchers(s); it != NULL; it = it->w_next)
-        if (!it->disabled)
-            ev_ready_add(it);
-}
+/* ---- sockets that go away ---- */
 
 /* Linux drops a socket from every epoll set when its last fd closes; the
  * POSIX layer calls this then. A kernel half needs no DEL: the kernel does
  * the same when the kernel socket under the fd is closed right after. */
 void ev_forget_sock(struct lsock *s)
 {
-    struct epitem **head = lsock_watchers(s);
+    struct lsock_watcher **head = lsock_watchers(s);
     while (*head != NULL)
-        item_free(*head);
+        item_free(item_of_watcher(*head));
 }
 
 /* ---- lepoll life cycle ---- */

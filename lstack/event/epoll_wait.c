@@ -8,7 +8,7 @@
  * reported goes back to the TAIL of the list, so with a small maxevents the
  * items behind it get their turn on the next call (Linux does the same in
  * ep_send_events). An edge-triggered item leaves the list until
- * lsock_changed queues it again; a one-shot item is disabled until
+ * its watcher queues it again; a one-shot item is disabled until
  * EPOLL_CTL_MOD; an item with nothing to report leaves the list.
  *
  * The kernel set (kernel fds, kernel halves of 0.0.0.0 listeners) fills the
@@ -20,7 +20,7 @@
  * the two events (same epoll_data) are merged into one.
  *
  * Rejected: copying the ready list into a per-call array (a malloc or a
- * bound per call); reporting straight from lsock_changed (readiness is not
+ * bound per call); reporting straight from the watcher (readiness is not
  * final until the poll round is over, and callbacks fire per segment).
  */
 #include <errno.h>

@@ -11,7 +11,7 @@
  * epoll: an epoll fd that never watched a stack socket is the kernel's. On the
  * first EPOLL_CTL_ADD of a stack socket it gets an lepoll (registered in the
  * fd table with epoll_fd_ops): an interest list of stack sockets, with a
- * ready list fed by lsock_changed(). LT, ET and EPOLLONESHOT as on Linux; the
+ * ready list fed by each item's socket watcher (sock/lsock.h). LT, ET and EPOLLONESHOT as on Linux; the
  * kernel half of a 0.0.0.0 listener is also added to the kernel epoll set.
  *
  * Errors: like the POSIX calls (-1 and errno). Any thread; the stack lock is
