@@ -29,9 +29,7 @@
 #include "ctl/app_counters.h"
 #include "event/ev_priv.h"
 #include "event/event.h"
-#include "posix/fdtable.h"
-#include "posix/libc.h"
-#include "runtime/runtime.h"
+#include "common/libc.h"
 #include "sock/lsock.h"
 
 struct ep_wait {
@@ -114,14 +112,9 @@ static const struct ev_source ep_source = {
     .kernel = ep_kernel,
 };
 
-int ev_epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout_ms, const sigset_t *mask)
+int ev_epoll_pwait(struct lepoll *lep, int epfd, struct epoll_event *evs, int max, int timeout_ms,
+                   const sigset_t *mask)
 {
-    struct fd_entry *e = fdt_get(epfd); /* lock-free first look */
-    if (e == NULL || e->ops != &epoll_fd_ops || rt_is_child())
-        return libc.epoll_pwait(epfd, evs, max, timeout_ms, mask);
-    struct lepoll *lep = ev_lepoll_hold(epfd);
-    if (lep == NULL)
-        return libc.epoll_pwait(epfd, evs, max, timeout_ms, mask);
     int rc = -1;
     if (max <= 0 || max > (int)(INT_MAX / sizeof(struct epoll_event))) {
         errno = EINVAL;
@@ -134,8 +127,5 @@ int ev_epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout_ms, c
         if (rc > 0)
             app_cnt.wakeups++;
     }
-    int saved = errno;
-    ev_lepoll_release(lep);
-    errno = saved;
     return rc;
 }

@@ -97,13 +97,6 @@ void ev_ready_add(struct epitem *it);
 /* epoll.c. Under rt_lock: take it off its lepoll's ready list (if there). */
 void ev_ready_del(struct epitem *it);
 
-/* epoll.c. The lepoll behind epfd with a reference taken (the wait holds it
- * so a concurrent close cannot free it), or NULL if epfd has none. Takes and
- * drops rt_lock. */
-struct lepoll *ev_lepoll_hold(int epfd);
-/* epoll.c. Drop a reference from ev_lepoll_hold (takes rt_lock). */
-void ev_lepoll_release(struct lepoll *lep);
-
 /* ---- readiness bits ---- */
 
 /* A socket's readiness (lsock_events) with the bits Linux adds for a TCP
