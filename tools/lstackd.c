@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/pkt_fanout.h"
 #include "conf/conf.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_stack_fds.h"
@@ -227,7 +228,9 @@ int main(int argc, char **argv)
     if (ctl_census_begin(&census) != 0)
         LSTACK_WARN("cannot list lstackd's fds: stackctl's fds_stack will miss some");
     char added[128];
+    pkt_fanout_nodefrag(true); /* fragments reach lwIP as they are (lstackd_sockopt.c) */
     int rc = nic_eal_init(conf.dpdk_argc + 1, eal_argv, added, sizeof(added), err, sizeof(err));
+    pkt_fanout_nodefrag(false);
     if (added[0] != '\0')
         LSTACK_INFO("dpdk_args: lstack added %s (see dpdk_args in docs/config.md)", added);
     if (rc != 0) {
