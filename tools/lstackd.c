@@ -122,11 +122,15 @@ static void print_stats(const struct stack *s)
     for (int v = FRAME_PASS + 1; v < FRAME_VERDICT_COUNT; v++)
         printf(" drop_%s=%lu", frame_verdict_name((enum frame_verdict)v), (unsigned long)st.drop[v]);
     printf(" drop_lwip=%lu drop_rx_multiseg=%lu drop_no_mbuf=%lu drop_tx_full=%lu"
-           " port_imissed=%lu port_rx_nombuf=%lu mbuf_free=%u mbuf_total=%u polls=%lu busy_polls=%lu\n",
+           " port_imissed=%lu port_rx_nombuf=%lu mbuf_free=%u mbuf_total=%u polls=%lu busy_polls=%lu",
            (unsigned long)st.lwip_input_err, (unsigned long)st.nic.drop_rx_multiseg,
            (unsigned long)st.nic.drop_tx_nombuf, (unsigned long)st.nic.drop_tx_full,
            (unsigned long)st.nic.port_imissed, (unsigned long)st.nic.port_rx_nombuf, st.nic.mbuf_free,
            st.nic.mbuf_total, (unsigned long)st.polls, (unsigned long)st.busy_polls);
+    printf(" frag_in=%lu frag_reassembled=%lu frag_dropped=%lu frag_timeout=%lu frag_evicted=%lu"
+           " frag_mbufs_held=%lu\n",
+           (unsigned long)st.frag_in, (unsigned long)st.frag_reassembled, (unsigned long)st.frag_dropped,
+           (unsigned long)st.frag_timeout, (unsigned long)st.frag_evicted, (unsigned long)st.frag_mbufs_held);
 }
 
 static void install_signals(void)

@@ -149,6 +149,14 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     st->syncookies_recv = syn.cookies_recv;
     st->syncookies_failed = syn.cookies_failed;
     st->sockets = s->sock_count;
+    struct lstack_lwip_reass_stats rs;
+    s->L.lstack_lwip_reass_stats(&rs);
+    st->frag_in = rs.fragments;
+    st->frag_reassembled = rs.reassembled;
+    st->frag_dropped = rs.dropped;
+    st->frag_timeout = rs.timed_out;
+    st->frag_evicted = rs.evicted;
+    st->frag_mbufs_held = rs.pbufs_waiting;
     s->nic->ops->get_stats(s->nic, &st->nic);
 }
 

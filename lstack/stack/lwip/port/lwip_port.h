@@ -76,6 +76,18 @@ struct lstack_lwip_syn_stats {
     uint64_t cookies_failed;  /* ACKs to a listener, while cookies were out, that carried none */
 };
 
+/* IPv4 reassembly (ip_reass_stats.c, counted by lwIP's ip4_frag.c through
+ * patch 0006). */
+struct lstack_lwip_reass_stats {
+    uint64_t fragments;       /* fragments taken in */
+    uint64_t reassembled;     /* datagrams made whole */
+    uint64_t dropped;         /* fragments dropped: duplicate, overlapping, past
+                                 65535 bytes, with IP options, or no room */
+    uint64_t timed_out;       /* datagrams freed incomplete after IP_REASS_MAXAGE s */
+    uint64_t evicted;         /* datagrams freed to make room (IP_REASS_MAX_PBUFS) */
+    uint64_t pbufs_waiting;   /* pbufs (received frames) held by waiting datagrams now */
+};
+
 /* Set this copy's values and say what they imply in *out. Returns 0, or
  * -EINVAL (a value out of range) or -ENOMEM (the arena or the PCB table
  * could not be reserved). Before lwip_init, once. */
@@ -84,5 +96,6 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
 void lstack_lwip_mem_stats(struct lstack_lwip_mem_stats *out);
 void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);
 void lstack_lwip_syn_stats(struct lstack_lwip_syn_stats *out);
+void lstack_lwip_reass_stats(struct lstack_lwip_reass_stats *out);
 
 #endif
