@@ -128,9 +128,10 @@ static void print_stats(const struct stack *s)
            (unsigned long)st.nic.port_imissed, (unsigned long)st.nic.port_rx_nombuf, st.nic.mbuf_free,
            st.nic.mbuf_total, (unsigned long)st.polls, (unsigned long)st.busy_polls);
     printf(" frag_in=%lu frag_reassembled=%lu frag_dropped=%lu frag_timeout=%lu frag_evicted=%lu"
-           " frag_mbufs_held=%lu\n",
+           " frag_mbufs_held=%lu frag_mbufs_max=%lu\n",
            (unsigned long)st.frag_in, (unsigned long)st.frag_reassembled, (unsigned long)st.frag_dropped,
-           (unsigned long)st.frag_timeout, (unsigned long)st.frag_evicted, (unsigned long)st.frag_mbufs_held);
+           (unsigned long)st.frag_timeout, (unsigned long)st.frag_evicted, (unsigned long)st.frag_mbufs_held,
+           (unsigned long)st.frag_mbufs_max);
 }
 
 static void install_signals(void)

@@ -41,8 +41,9 @@ struct stack_stats {
     uint64_t frag_reassembled;          /* datagrams made whole */
     uint64_t frag_dropped;              /* fragments dropped: duplicate, overlap, > 65535, IP options, no room */
     uint64_t frag_timeout;              /* datagrams freed incomplete after 15 s */
-    uint64_t frag_evicted;              /* datagrams freed to make room (128 frames wait at most) */
+    uint64_t frag_evicted;              /* datagrams freed to make room (frag_mbufs_max reached) */
     uint64_t frag_mbufs_held;           /* received frames waiting in reassembly now (gauge) */
+    uint64_t frag_mbufs_max;            /* ... the most that may wait: pool / 4, at most 128 (gauge) */
 };
 
 /* Bytes each received buffer must reserve for the stack (its priv area):

@@ -7,8 +7,8 @@
  * large reply (IP_FRAG) within the MTU. A tap on A's port turns A's TCP
  * data segments into fragments for B. Checked: in order, out of order,
  * duplicate and overlapping fragments, a datagram past 65535 bytes, a TCP
- * segment in fragments, the bound on frames held (IP_REASS_MAX_PBUFS: the
- * oldest datagram is evicted) and the age limit (IP_REASS_MAXAGE: a train
+ * segment in fragments, the bound on frames held (a quarter of the mbuf
+ * pool, at most 128: the oldest datagram is evicted) and the age limit (IP_REASS_MAXAGE: a train
  * that never completes is freed after ~15 s, its mbufs back in the pool).
  * No DPDK, no root. TAP output. The age check waits ~16 s of real time.
  *
@@ -36,7 +36,7 @@
 
 #define MTU 1500
 #define FRAG_MAX 1480 /* payload bytes of a fragment at MTU 1500 */
-#define HELD_MAX 128  /* IP_REASS_MAX_PBUFS (lwipopts.h) */
+#define HELD_MAX 128  /* frames held at most with a pool of 1024: min(1024 / 4, 128) */
 #define MAXAGE_S 15   /* IP_REASS_MAXAGE */
 #define ICMP_ECHO 8
 #define ICMP_ECHOREPLY 0
@@ -414,7 +414,7 @@ static void test_bounds(void)
     }
     b_stats(&s1);
     unsigned in_use = bufs_in_use();
-    checkf(s1.frag_mbufs_held == HELD_MAX && in_use == HELD_MAX,
+    checkf(s1.frag_mbufs_max == HELD_MAX && s1.frag_mbufs_held == HELD_MAX && in_use == HELD_MAX,
            "bound: after 201 incomplete datagrams %llu frames are held (limit %d), mbufs in use %u",
            (unsigned long long)s1.frag_mbufs_held, HELD_MAX, in_use);
     /* The train (oldest, 2 frames) goes first, then one single each. */
@@ -444,6 +444,53 @@ static void test_bounds(void)
            rep.time_exceeded);
 }
 
+/* A small pool: reassembly holds at most a quarter of it (here 200 / 4 =
+ * 50 frames), so fragments that never complete leave the port buffers to
+ * receive into. */
+static void test_small_pool(const struct lstack_conf *ca, const struct lstack_conf *cb)
+{
+    struct stack *a0 = A, *b0 = B;
+    struct nic *na0 = nic_a, *nb0 = nic_b;
+    if (nic_mem_pair(200, (uint16_t)stack_nic_priv_size(), 32, &nic_a, &nic_b) != 0) {
+        check(0, "small pool: memory port pair of 200 buffers opens");
+        return;
+    }
+    char err[256];
+    A = B = NULL;
+    if (stack_open(&A, ca, 0, nic_a, err, sizeof(err)) != 0 || stack_open(&B, cb, 1, nic_b, err, sizeof(err)) != 0) {
+        checkf(0, "small pool: stacks open (%s)", err);
+        return;
+    }
+    stack_mac(A, mac_a);
+    stack_mac(B, mac_b);
+    pair_pump(A, B, 20);
+    nic_mem_set_tap(nic_b, tap_b, NULL);
+    for (unsigned i = 0; i < 100; i++) {
+        echo_build(msg, 2008, 3, (uint16_t)i);
+        inject_frag((uint16_t)(3000 + i), IPPROTO_ICMP, msg, 0, FRAG_MAX, true);
+        if (i % 16 == 15)
+            pair_pump(A, B, 1);
+    }
+    struct stack_stats st;
+    b_stats(&st);
+    checkf(st.frag_mbufs_max == 50 && st.frag_mbufs_held == 50 && st.frag_evicted == 50,
+           "small pool: 100 incomplete datagrams, at most %llu frames held of a 200-buffer pool (held %llu, "
+           "evicted %llu)",
+           (unsigned long long)st.frag_mbufs_max, (unsigned long long)st.frag_mbufs_held,
+           (unsigned long long)st.frag_evicted);
+    rep_reset();
+    echo_build(msg, 2008, 3, 999);
+    inject_frag(3999, IPPROTO_ICMP, msg, 0, FRAG_MAX, true);
+    inject_frag(3999, IPPROTO_ICMP, msg + FRAG_MAX, FRAG_MAX, 2008 - FRAG_MAX, false);
+    pump_reply();
+    check(reply_matches(msg, 2008), "small pool: a whole datagram still gets through meanwhile");
+    stack_close(A);
+    stack_close(B);
+    A = a0, B = b0, nic_a = na0, nic_b = nb0;
+    stack_mac(A, mac_a);
+    stack_mac(B, mac_b);
+}
+
 int main(void)
 {
     struct lstack_conf ca, cb;
@@ -470,6 +517,7 @@ int main(void)
     test_oversized();
     test_tcp();
     test_bounds();
+    test_small_pool(&ca, &cb);
 
     nic_mem_set_tap(nic_b, NULL, NULL);
     stack_close(A);

@@ -83,15 +83,21 @@ void lstack_lwip_free(void *p);
 #define IP_REASSEMBLY 1
 #define IP_FRAG 1
 #define IP_REASS_MAXAGE 15
-#define IP_REASS_MAX_PBUFS 128
 #define IP_REASS_CHECK_OVERLAP 1
 #define IP_REASS_FREE_OLDEST 1
+/* The frames held: per stack, a quarter of its mbuf pool up to 128
+ * (stack.c; lstack_lwip_conf.reass_max_pbufs). */
+#define LSTACK_REASS_MAX_PBUFS 128u
 #ifdef LSTACK_LWIP_CORE
 #include <stdint.h>
+extern uint32_t lstack_ip_reass_max_pbufs;
+#define IP_REASS_MAX_PBUFS (lstack_ip_reass_max_pbufs ? lstack_ip_reass_max_pbufs : LSTACK_REASS_MAX_PBUFS)
 /* Counters (patch 0006, port/ip_reass_stats.c). */
 extern uint64_t lstack_reass_fragments, lstack_reass_reassembled, lstack_reass_dropped;
 extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define LSTACK_REASS_COUNT(what) (lstack_reass_##what++)
+#else
+#define IP_REASS_MAX_PBUFS LSTACK_REASS_MAX_PBUFS
 #endif
 
 /* ---- checksums: per netif, so they follow the port's offloads ---- */

@@ -32,5 +32,6 @@ void lstack_lwip_reass_stats(struct lstack_lwip_reass_stats *out)
         .timed_out = lstack_reass_timed_out,
         .evicted = lstack_reass_evicted,
         .pbufs_waiting = lstack_ip_reass_pbufs(),
+        .pbufs_max = IP_REASS_MAX_PBUFS,
     };
 }

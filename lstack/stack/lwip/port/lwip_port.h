@@ -31,6 +31,10 @@ struct lstack_lwip_conf {
     uint32_t mss;             /* MSS the send queue length is sized for */
     size_t mem_limit;         /* bytes the copy's arena may hand out */
     uint32_t pcb_hint;        /* connections expected (sizes the PCB hash) */
+    /* Received frames IPv4 reassembly may hold at once (each one an mbuf of
+     * the port's pool); past it the oldest incomplete datagram is evicted.
+     * 0: LSTACK_REASS_MAX_PBUFS. At most 0xffff. */
+    uint32_t reass_max_pbufs;
     /* Where lwIP's diagnostics and failed asserts go (NULL: stderr). */
     void (*log)(const char *msg);
     /* How many more sockets the stack may open now (tcp_conn_count minus
@@ -86,6 +90,7 @@ struct lstack_lwip_reass_stats {
     uint64_t timed_out;       /* datagrams freed incomplete after IP_REASS_MAXAGE s */
     uint64_t evicted;         /* datagrams freed to make room (IP_REASS_MAX_PBUFS) */
     uint64_t pbufs_waiting;   /* pbufs (received frames) held by waiting datagrams now */
+    uint64_t pbufs_max;       /* ... and the most they may hold (reass_max_pbufs) */
 };
 
 /* Set this copy's values and say what they imply in *out. Returns 0, or
