@@ -17,6 +17,7 @@ t_init "${1:-}" ping
 
 # Ip: ReasmOKs of the client namespace's kernel.
 cli_reasm_oks() {
+    # shellcheck disable=SC2016 # awk's own $c
     ip netns exec "$TB_NS_CLI" awk '/^Ip:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "ReasmOKs") c = i; h = 1 } else print $c }' /proc/net/snmp
 }
 
