@@ -41,10 +41,21 @@ static uint32_t sock_room(void *ctx)
     return s->sock_count < s->max_socks ? s->max_socks - s->sock_count : 0;
 }
 
-/* Configure this stack's lwIP copy from conf and the port, before
- * lwip_init. Returns 0 or -1 (err). */
+/* Received frames IPv4 reassembly may hold: a quarter of the mbuf pool
+ * (rx is zero-copy: each is an mbuf), at most LSTACK_REASS_MAX_PBUFS, so
+ * fragments that never complete cannot starve the port of buffers. */
+static uint32_t reass_max_pbufs(uint32_t pool)
+{
+    uint32_t n = pool / 4;
+    if (n > LSTACK_REASS_MAX_PBUFS)
+        n = LSTACK_REASS_MAX_PBUFS;
+    return n < 2 ? 2 : n;
+}
+
+/* Configure this stack's lwIP copy from conf and the port (caps, and its
+ * pool of pool mbufs), before lwip_init. Returns 0 or -1 (err). */
 static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const struct nic_caps *caps,
-                          char *err, size_t errlen)
+                          uint32_t pool, char *err, size_t errlen)
 {
     uint32_t mss = caps->mtu > 40 ? caps->mtu - 40u : 536u;
     if (mss > LSTACK_TCP_MSS_MAX)
@@ -55,6 +66,7 @@ static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const
         .mss = mss,
         .mem_limit = arena_limit(conf),
         .pcb_hint = conf->tcp_conn_count,
+        .reass_max_pbufs = reass_max_pbufs(pool),
         .log = lwip_log,
         .sock_room = sock_room,
         .sock_room_ctx = s,
@@ -87,7 +99,9 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     }
     struct nic_caps caps;
     nic->ops->caps(nic, &caps);
-    if (configure_lwip(s, conf, &caps, err, errlen) != 0) {
+    struct nic_stats ns;
+    nic->ops->get_stats(nic, &ns);
+    if (configure_lwip(s, conf, &caps, ns.mbuf_total, err, errlen) != 0) {
         lwip_unload(&s->L);
         free(s);
         return -1;
@@ -149,6 +163,15 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     st->syncookies_recv = syn.cookies_recv;
     st->syncookies_failed = syn.cookies_failed;
     st->sockets = s->sock_count;
+    struct lstack_lwip_reass_stats rs;
+    s->L.lstack_lwip_reass_stats(&rs);
+    st->frag_in = rs.fragments;
+    st->frag_reassembled = rs.reassembled;
+    st->frag_dropped = rs.dropped;
+    st->frag_timeout = rs.timed_out;
+    st->frag_evicted = rs.evicted;
+    st->frag_mbufs_held = rs.pbufs_waiting;
+    st->frag_mbufs_max = rs.pbufs_max;
     s->nic->ops->get_stats(s->nic, &st->nic);
 }
 

@@ -72,12 +72,33 @@ void lstack_lwip_free(void *p);
 #define ARP_TABLE_SIZE 64
 #define ETHARP_SUPPORT_STATIC_ENTRIES 0
 
-/* Fragments: reassembled with bounded memory and age (Linux ipfrag_time is
- * 30 s; 15 s here), and large replies (ICMP) fragmented on the way out. */
+/* Fragments: reassembled with bounded memory and age, and large replies
+ * (ICMP) fragmented on the way out. At most IP_REASS_MAX_PBUFS received
+ * frames (mbufs of the port's pool, zero-copy) wait for the rest of their
+ * datagram: a fragment past that evicts the oldest other datagram (Linux's
+ * ipfrag_high_thresh, 4 MiB, evicts too); a datagram incomplete after
+ * IP_REASS_MAXAGE s is freed (ip_reass_tmr runs each second; Linux's
+ * ipfrag_time is 30 s). Overlapping and duplicate fragments are dropped,
+ * as is a datagram past 65535 bytes. docs/architecture.md "Fragments". */
 #define IP_REASSEMBLY 1
 #define IP_FRAG 1
 #define IP_REASS_MAXAGE 15
-#define IP_REASS_MAX_PBUFS 128
+#define IP_REASS_CHECK_OVERLAP 1
+#define IP_REASS_FREE_OLDEST 1
+/* The frames held: per stack, a quarter of its mbuf pool up to 128
+ * (stack.c; lstack_lwip_conf.reass_max_pbufs). */
+#define LSTACK_REASS_MAX_PBUFS 128u
+#ifdef LSTACK_LWIP_CORE
+#include <stdint.h>
+extern uint32_t lstack_ip_reass_max_pbufs;
+#define IP_REASS_MAX_PBUFS (lstack_ip_reass_max_pbufs ? lstack_ip_reass_max_pbufs : LSTACK_REASS_MAX_PBUFS)
+/* Counters (patch 0006, port/ip_reass_stats.c). */
+extern uint64_t lstack_reass_fragments, lstack_reass_reassembled, lstack_reass_dropped;
+extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
+#define LSTACK_REASS_COUNT(what) (lstack_reass_##what++)
+#else
+#define IP_REASS_MAX_PBUFS LSTACK_REASS_MAX_PBUFS
+#endif
 
 /* ---- checksums: per netif, so they follow the port's offloads ---- */
 #define LWIP_CHECKSUM_CTRL_PER_NETIF 1
