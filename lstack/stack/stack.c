@@ -41,6 +41,25 @@ static uint32_t sock_room(void *ctx)
     return s->sock_count < s->max_socks ? s->max_socks - s->sock_count : 0;
 }
 
+/* The ephemeral port range, Linux's: net.ipv4.ip_local_port_range of the
+ * process's network namespace, read once here (a later change is not
+ * followed); Linux's default 32768-60999 if it cannot be read or makes no
+ * sense. One read at start, never per connect. */
+static void local_port_range(uint16_t *lo, uint16_t *hi)
+{
+    *lo = 32768;
+    *hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+    if (f == NULL)
+        return;
+    unsigned a = 0, b = 0;
+    if (fscanf(f, "%u %u", &a, &b) == 2 && a >= 1 && a <= b && b <= 65535) {
+        *lo = (uint16_t)a;
+        *hi = (uint16_t)b;
+    }
+    fclose(f);
+}
+
 /* Configure this stack's lwIP copy from conf and the port, before
  * lwip_init. Returns 0 or -1 (err). */
 static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const struct nic_caps *caps,
@@ -59,6 +78,7 @@ static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const
         .sock_room = sock_room,
         .sock_room_ctx = s,
     };
+    local_port_range(&lc.port_lo, &lc.port_hi);
     int rc = s->L.lstack_lwip_configure(&lc, &s->tcp);
     if (rc != 0) {
         snprintf(err, errlen, "lwIP refused its configuration (tcp_rcv_wnd %u, tcp_snd_buf %u, MSS %u, arena %zu MiB): %s",

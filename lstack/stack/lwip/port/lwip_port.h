@@ -31,6 +31,9 @@ struct lstack_lwip_conf {
     uint32_t mss;             /* MSS the send queue length is sized for */
     size_t mem_limit;         /* bytes the copy's arena may hand out */
     uint32_t pcb_hint;        /* connections expected (sizes the PCB hash) */
+    /* Ephemeral ports (connect, bind to port 0): port_lo..port_hi, both
+     * included; 1 <= port_lo <= port_hi (Linux: ip_local_port_range). */
+    uint16_t port_lo, port_hi;
     /* Where lwIP's diagnostics and failed asserts go (NULL: stderr). */
     void (*log)(const char *msg);
     /* How many more sockets the stack may open now (tcp_conn_count minus
