@@ -279,20 +279,22 @@ static int sock_connect(struct fd_entry *e, int fd, const struct sockaddr *addr,
         errno = EINPROGRESS;
         return -1;
     }
-    if (ev_wait_sock(sf->ls, fd, false, EPOLLOUT, sock_timeout(sf, true)) == 0) {
-        errno = ETIMEDOUT;
-        return -1;
+    /* Blocking: wait, then ask lsock_connect for the outcome, as Linux's
+     * connect does after its wait: 0 (and EISCONN from then on), or the
+     * error, which it takes and after which the socket may connect anew.
+     * SO_SNDTIMEO ends the wait with EINPROGRESS; the attempt goes on. */
+    long tmo = sock_timeout(sf, true);
+    for (;;) {
+        if (ev_wait_sock(sf->ls, fd, false, EPOLLOUT, tmo) == 0) {
+            errno = EINPROGRESS;
+            return -1;
+        }
+        rt_lock();
+        rc = lsock_connect(sf->ls, sin.sin_addr.s_addr, sin.sin_port);
+        rt_unlock();
+        if (rc != -EALREADY)
+            return rc < 0 ? fail_neg(rc) : 0;
     }
-    int soerr = 0;
-    socklen_t slen = sizeof(soerr);
-    rt_lock();
-    lsock_getsockopt(sf->ls, SOL_SOCKET, SO_ERROR, &soerr, &slen);
-    rt_unlock();
-    if (soerr != 0) {
-        errno = soerr;
-        return -1;
-    }
-    return 0;
 }
 
 static int sock_shutdown(struct fd_entry *e, int fd, int how)
