@@ -79,6 +79,10 @@ struct stack *lsock_stack(const struct lsock *s);
  * fails with -EADDRINUSE instead), -EINVAL (already bound). */
 int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port);
 
+/* Undo lsock_bind on a socket that is only bound (not listening, not
+ * connecting): back to unbound, its port free again. -EINVAL otherwise. */
+int lsock_unbind(struct lsock *s);
+
 /* Listen (binds to INADDR_ANY:ephemeral first if unbound). backlog bounds
  * the SYN queue, Linux's way (at most LSOCK_SOMAXCONN, 4096; 0 gives 1):
  * past it a SYN gets a SYN cookie (stack_stats syncookies_*); half-open

@@ -275,6 +275,14 @@ int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port)
     return 0;
 }
 
+int lsock_unbind(struct lsock *s)
+{
+    if (s->state != LS_BOUND)
+        return -EINVAL;
+    drop_closed_pcb(s);
+    return 0;
+}
+
 /* The SYN queue a listen() backlog gives, as Linux sizes it: at most
  * somaxconn (a negative backlog, as unsigned, gets that too), at least 1. */
 static uint16_t syn_queue_len(int backlog)

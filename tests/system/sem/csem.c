@@ -498,8 +498,20 @@ static int m_exhaust(void)
     REQ(r < 0 && errno == EADDRNOTAVAIL, "connect with the free ports in TIME_WAIT: %d (%s), want EADDRNOTAVAIL", r,
         en(errno));
     close(s);
-    /* two reset: no TIME_WAIT, the ports come back */
+    /* one reset: no TIME_WAIT, its port comes back; bind(0.0.0.0:0) must
+     * find that one free port, and connect from it */
+    int freed = local_port(fds[2], NULL);
     close_rst(fds[2]);
+    sleep_ms(200);
+    s = socket(AF_INET, SOCK_STREAM, 0);
+    set_timeouts(s, 5000);
+    r = bind(s, (struct sockaddr *)&any, sizeof any);
+    REQ(r == 0, "bind(0.0.0.0:0) with one free port (%d): %s", freed, en(errno));
+    REQ(local_port(s, NULL) == freed, "bind(0.0.0.0:0) gave port %d, the free one is %d", local_port(s, NULL), freed);
+    REQ(conn(s, &echo_sa) == 0, "connect from that port: %s", en(errno));
+    if (echo_check(s, "bound"))
+        return 1;
+    close_rst(s);
     close_rst(fds[3]);
     sleep_ms(200);
     for (int i = 2; i < 4; i++) {
