@@ -39,10 +39,12 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
     uint32_t queuelen = (4 * (uint64_t)c->snd_buf + c->mss - 1) / c->mss;
     if (queuelen > 0xfff0)
         return -EINVAL; /* lwIP counts queued segments in 16 bits */
-    if (c->port_lo == 0 || c->port_lo > c->port_hi)
-        return -EINVAL;
-    lstack_tcp_port_lo = c->port_lo;
-    lstack_tcp_port_hi = c->port_hi;
+    if (c->port_lo != 0 || c->port_hi != 0) {
+        if (c->port_lo == 0 || c->port_lo > c->port_hi)
+            return -EINVAL;
+        lstack_tcp_port_lo = c->port_lo;
+        lstack_tcp_port_hi = c->port_hi;
+    }
     port_log = c->log;
     lstack_tcp_wnd = c->rcv_wnd;
     lstack_tcp_snd_buf = c->snd_buf;

@@ -32,7 +32,8 @@ struct lstack_lwip_conf {
     size_t mem_limit;         /* bytes the copy's arena may hand out */
     uint32_t pcb_hint;        /* connections expected (sizes the PCB hash) */
     /* Ephemeral ports (connect, bind to port 0): port_lo..port_hi, both
-     * included; 1 <= port_lo <= port_hi (Linux: ip_local_port_range). */
+     * included; 1 <= port_lo <= port_hi (Linux: ip_local_port_range);
+     * 0 and 0: Linux's default, 32768-60999. */
     uint16_t port_lo, port_hi;
     /* Where lwIP's diagnostics and failed asserts go (NULL: stderr). */
     void (*log)(const char *msg);
