@@ -111,7 +111,7 @@ int lsock_accept(struct lsock *s, struct lsock **out);
  * already took it), after which the socket can connect anew.
  * Later failures (SO_ERROR / the next connect): -ECONNREFUSED (RST),
  * -EHOSTUNREACH (the next hop's ARP unresolved 3 s after the SYN),
- * -ETIMEDOUT (lwIP's SYN limit, or Linux's time for TCP_SYNCNT), see
+ * -ETIMEDOUT (at Linux's time for TCP_SYNCNT / tcp_syn_retries), see
  * tcp_connect_timer.c. The local port comes from the stack's ephemeral
  * range (the kernel's ip_local_port_range); -EADDRNOTAVAIL when none is
  * free.
@@ -160,7 +160,7 @@ void lsock_close(struct lsock *s);
  * connection; getsockopt returns twice the value set, like Linux), SO_LINGER, SO_RCVTIMEO/SO_SNDTIMEO (stored, used by
  * the POSIX layer via lsock_timeouts); IPPROTO_TCP: TCP_NODELAY,
  * TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_SYNCNT (1..127, read at
- * connect; reads 6 when unset), TCP_MAXSEG (read), TCP_INFO
+ * connect; unset: the stack's tcp_syn_retries), TCP_MAXSEG (read), TCP_INFO
  * (partially)). Others: -ENOPROTOOPT. Bad length: -EINVAL.
  * Details: values set before the pcb exists are applied when it is created;
  * set on a listener they are inherited by its connections. TCP_KEEPIDLE /

@@ -30,9 +30,8 @@
 #define KEEP_TIME_MAX 32767
 #define KEEP_CNT_MAX 127
 /* TCP_SYNCNT: Linux takes 1..MAX_TCP_SYNCNT (127); unset reads as the
- * tcp_syn_retries default (6). */
+ * stack's tcp_syn_retries. */
 #define SYNCNT_MAX 127
-#define SYNCNT_DEFAULT 6
 /* Linux's TCP_MAXSEG for a socket without a connection (TCP_MSS_DEFAULT). */
 #define MSS_UNCONNECTED 536
 
@@ -276,7 +275,7 @@ static int get_tcp(struct lsock *s, int name, void *val, socklen_t *len)
     case TCP_KEEPCNT:
         return put_int(val, len, s->o.keep_cnt);
     case TCP_SYNCNT:
-        return put_int(val, len, s->o.syncnt != 0 ? s->o.syncnt : SYNCNT_DEFAULT);
+        return put_int(val, len, lsock_syncnt(s));
     case TCP_MAXSEG: {
         unsigned mss = lsock_pcb_mss(s);
         return put_int(val, len, mss != 0 ? (int)mss : MSS_UNCONNECTED);

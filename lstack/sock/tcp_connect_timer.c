@@ -11,11 +11,14 @@
  *    tcp_connect, a connection still in SYN_SENT whose next hop (the peer on
  *    the subnet, else the gateway) has no resolved ARP entry fails with
  *    EHOSTUNREACH.
- *  - TCP_SYNCNT n: Linux sends the SYN n+1 times, 1 s apart doubling, and
- *    fails with ETIMEDOUT (2^(n+1) - 1) s after the first. lwIP retransmits
- *    a SYN every 3 s up to its compile-time TCP_SYNMAXRTX (6: ~21 s). Here
- *    the attempt ends at Linux's time when that comes first; without
- *    TCP_SYNCNT (or with a larger one) lwIP's limit ends it (docs/compat.md).
+ *  - Linux sends an unanswered SYN n + 1 times (n: TCP_SYNCNT, else
+ *    net.ipv4.tcp_syn_retries, 6), 1 s apart doubling, and fails the
+ *    connect with ETIMEDOUT (2^(n+1) - 1) s after the first: 127 s by
+ *    default. lwIP retransmits a SYN every 3 s and gives up after its
+ *    compile-time TCP_SYNMAXRTX (6, ~20 s). Here the attempt ends at Linux's
+ *    time; until then the timer fires at least every 15 s and clears the
+ *    pcb's retransmission count, so lwIP's own limit never comes first.
+ *    The SYNs still leave every 3 s, not at Linux's 1, 2, 4... s.
  *
  * One lwIP timer (sys_timeout) per connecting socket, armed by lsock_connect
  * and cancelled when the attempt ends either way; it runs inside
@@ -35,11 +38,21 @@
 
 /* Linux: mcast_solicit (3) probes, retrans_time (1 s) apart. */
 #define ARP_FAIL_MS 3000u
+/* Less than lwIP's SYN limit (TCP_SYNMAXRTX 6 x 3 s). */
+#define KEEP_TRYING_MS 15000u
 
-/* When Linux gives up on a SYN sent syncnt + 1 times: (2^(n+1) - 1) s. */
-static uint32_t syn_give_up_ms(int syncnt)
+int lsock_syncnt(const struct lsock *s)
 {
-    return ((1u << (syncnt + 1)) - 1u) * 1000u;
+    return s->o.syncnt != 0 ? s->o.syncnt : s->st->syn_retries;
+}
+
+/* When Linux gives up on a SYN sent n + 1 times: (2^(n+1) - 1) s (n capped
+ * at 20: 24 days; Linux's own RTO cap makes large n end sooner). */
+static uint64_t syn_give_up_ms(int n)
+{
+    if (n > 20)
+        n = 20;
+    return ((1ull << (n + 1)) - 1u) * 1000u;
 }
 
 /* The next hop's ARP entry is resolved. */
@@ -72,38 +85,40 @@ static void fail(struct lsock *s, int e)
     lsock_notify(s, true);
 }
 
+static void on_timer(void *arg);
+
+/* Fire again at ms after tcp_connect (now is at). */
+static void arm(struct lsock *s, uint64_t at, uint64_t ms)
+{
+    s->conn_timer_ms = ms;
+    s->conn_timer = true;
+    lsock_lwip(s)->sys_timeout((u32_t)(ms - at), on_timer, s);
+}
+
 static void on_timer(void *arg)
 {
     struct lsock *s = arg;
     s->conn_timer = false;
     if (s->state != LS_CONNECTING || s->pcb == NULL)
         return;
-    uint32_t at = s->conn_timer_ms;
+    uint64_t at = s->conn_timer_ms;
     if (at == ARP_FAIL_MS && !next_hop_known(s)) {
         fail(s, EHOSTUNREACH);
         return;
     }
-    if (s->o.syncnt > 0) {
-        uint32_t end = syn_give_up_ms(s->o.syncnt);
-        if (at >= end) {
-            fail(s, ETIMEDOUT);
-            return;
-        }
-        s->conn_timer_ms = end;
-        s->conn_timer = true;
-        lsock_lwip(s)->sys_timeout(end - at, on_timer, s);
+    uint64_t end = syn_give_up_ms(lsock_syncnt(s));
+    if (at >= end) {
+        fail(s, ETIMEDOUT);
+        return;
     }
+    s->pcb->nrtx = 0; /* lwIP's SYN limit is not ours */
+    arm(s, at, end - at < KEEP_TRYING_MS ? end : at + KEEP_TRYING_MS);
 }
 
 void lsock_connect_timer_start(struct lsock *s)
 {
     lsock_connect_timer_stop(s);
-    uint32_t first = ARP_FAIL_MS;
-    if (s->o.syncnt > 0 && syn_give_up_ms(s->o.syncnt) < first)
-        first = syn_give_up_ms(s->o.syncnt); /* not reached: n >= 1 gives 3 s */
-    s->conn_timer_ms = first;
-    s->conn_timer = true;
-    lsock_lwip(s)->sys_timeout(first, on_timer, s);
+    arm(s, 0, ARP_FAIL_MS); /* the earliest end: TCP_SYNCNT 1 gives 3 s too */
 }
 
 void lsock_connect_timer_stop(struct lsock *s)

@@ -60,6 +60,23 @@ static void local_port_range(uint16_t *lo, uint16_t *hi)
     fclose(f);
 }
 
+/* net.ipv4.tcp_syn_retries of the process's namespace, read once here:
+ * how many times an unanswered SYN is sent again before connect fails with
+ * ETIMEDOUT (the default of TCP_SYNCNT, lstack/sock/tcp_connect_timer.c).
+ * Linux's default 6 if unreadable or out of Linux's range 1..127. */
+static int syn_retries(void)
+{
+    int n = 6;
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_syn_retries", "re");
+    if (f == NULL)
+        return n;
+    int v = 0;
+    if (fscanf(f, "%d", &v) == 1 && v >= 1 && v <= 127)
+        n = v;
+    fclose(f);
+    return n;
+}
+
 /* Configure this stack's lwIP copy from conf and the port, before
  * lwip_init. Returns 0 or -1 (err). */
 static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const struct nic_caps *caps,
@@ -99,6 +116,7 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     s->index = index;
     s->burst = conf->nic_read_number;
     s->max_socks = conf->tcp_conn_count;
+    s->syn_retries = syn_retries();
     char tag[32];
     snprintf(tag, sizeof(tag), "lstack-lwip-%d", index);
     if (lwip_load(&s->L, NULL, tag, err, errlen) != 0) {

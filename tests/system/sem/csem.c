@@ -349,6 +349,37 @@ static int m_syncnt(void)
     return 0;
 }
 
+/* ----------------------------------------------------------- syn_default */
+/* Without TCP_SYNCNT: net.ipv4.tcp_syn_retries (the runner sets 2) SYN
+ * retransmissions, ETIMEDOUT after (2^(n+1) - 1) s: 7 s for 2. */
+static int m_syn_default(void)
+{
+    int n = 0;
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_syn_retries", "r");
+    REQ(f != NULL && fscanf(f, "%d", &n) == 1, "cannot read tcp_syn_retries");
+    fclose(f);
+    REQ(n >= 1 && n <= 4, "tcp_syn_retries %d: this mode needs 1 to 4", n);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    REQ(s >= 0, "socket: %s", en(errno));
+    int v = 0;
+    socklen_t l = sizeof v;
+    REQ(getsockopt(s, IPPROTO_TCP, TCP_SYNCNT, &v, &l) == 0 && v == n, "TCP_SYNCNT of a new socket: %d (%s), want %d",
+        v, en(errno), n);
+    double want = ((1 << (n + 1)) - 1) * 1000.0;
+    double t0 = now_ms();
+    errno = 0;
+    STEP("blocking connect without TCP_SYNCNT");
+    int r = conn(s, &far_sa);
+    double dt = now_ms() - t0;
+    REQ(r < 0 && errno == ETIMEDOUT, "connect to %s: %d (%s) after %.0f ms, want ETIMEDOUT", sin_str(&far_sa), r,
+        en(errno), dt);
+    REQ(dt > want - 1000 && dt < want + 4000, "ETIMEDOUT after %.0f ms, want about %.0f (tcp_syn_retries %d)", dt, want,
+        n);
+    sem_info("ETIMEDOUT after %.0f ms (tcp_syn_retries %d)", dt, n);
+    close(s);
+    return 0;
+}
+
 /* ----------------------------------------------------------------- ports */
 /* 300 connections open at once: every local port distinct, within the
  * ephemeral range, never a listener's; each echoes. */
@@ -537,7 +568,7 @@ static const struct {
 } modes[] = {
     {"nb_connect", m_nb_connect, true}, {"blk_connect", m_blk_connect, true}, {"bind0", m_bind0, true},
     {"refused", m_refused, true},       {"noarp", m_noarp, true},             {"sndtimeo", m_sndtimeo, true},
-    {"syncnt", m_syncnt, true},         {"ports", m_ports, true},             {"c1000", m_c1000, true},
+    {"syncnt", m_syncnt, true},         {"syn_default", m_syn_default, true}, {"ports", m_ports, true},             {"c1000", m_c1000, true},
     {"exhaust", m_exhaust, false},
 };
 
