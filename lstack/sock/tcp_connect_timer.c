@@ -1,7 +1,8 @@
 /*
  * tcp_connect_timer.c - the Linux timings of an outgoing connect that lwIP
  * does not have: EHOSTUNREACH when the next hop never answers ARP, and
- * ETIMEDOUT after the SYNs TCP_SYNCNT allows.
+ * ETIMEDOUT after the SYNs TCP_SYNCNT (or tcp_syn_retries) allows, at
+ * Linux's time.
  *
  *  - Linux gives up on a neighbour after 3 unanswered ARP probes 1 s apart
  *    (mcast_solicit 3, retrans_time 1 s) and fails the connects waiting for
