@@ -8,7 +8,7 @@
 # CLIENT LIST shows where each connection came from. Checks: PING, a 1 MiB
 # value both ways, redis-benchmark with 50 connections, with one, and with
 # a new connection per request (-k 0: thousands of connects, the ephemeral
-# ports and TIME_WAIT), each without errors. (A redis-server under lstack
+# ports and TIME_WAIT), and with two threads, each without errors. (A redis-server under lstack
 # as the peer needs a second port: both ends on lstack is net_memif's
 # business, issue 11. The replica under lstack of a kernel master:
 # test_redis_repl.sh.)
@@ -105,5 +105,7 @@ conns1=$(kcli info stats | tr -d '\r' | sed -n 's/^total_connections_received://
 t_ok "redis-benchmark -k 0: $((conns1 - conns0)) connections from one process"
 bench -c 50 -P 16 -n 100000 -t set -r 100000 -d 200 || r_fail "redis-benchmark -P 16 under $R_TARGET"
 t_ok "redis-benchmark -c 50 -P 16 set"
+bench --threads 2 -c 20 -n 20000 -t set,get -r 10000 || r_fail "redis-benchmark --threads 2 under $R_TARGET"
+t_ok "redis-benchmark --threads 2 (two threads on the one stack)"
 kill -0 "$kpid" 2>/dev/null || r_fail "the kernel redis-server died"
 t_pass
