@@ -32,6 +32,7 @@ PORT=7100
 CLOSED=7101
 NOARP=198.18.0.77
 FAR=198.51.100.1
+COLD=198.18.0.5
 
 # Room for 1,000 connections plus the ones still in TIME_WAIT's lsock-free
 # state, and their buffers.
@@ -41,6 +42,8 @@ if ! r_is_lstack; then
     ip -n "$TB_NS_SRV" route add default via "$TB_IP_CLI" || t_fail "cannot add a default route"
 fi
 ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_forward=0 || t_fail "ip_forward"
+# a second address of the peer, for the cold ARP burst (mode cold)
+ip -n "$TB_NS_CLI" addr add "$COLD/$TB_PREFIXLEN" dev "$TB_IF_CLI" || t_fail "cannot add $COLD"
 
 plog="$T_WORK/peer.log"
 ip netns exec "$TB_NS_CLI" bash -c "ulimit -n 8192; exec \"$PEER\" $PORT" >"$plog" 2>&1 &
@@ -61,11 +64,11 @@ run_csem() {
     ip netns exec "$TB_NS_SRV" sysctl -qw net.ipv4.tcp_syn_retries="${CSEM_SYN_RETRIES:-2}" || t_fail "tcp_syn_retries"
     if r_is_lstack; then
         ip netns exec "$TB_NS_SRV" timeout 600 env LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=csem \
-            LSTACK_CONF_PATH="$R_CONF" "$CSEM" "$modes" "$R_HOST" "$TB_IP_CLI" "$PORT" "$CLOSED" "$NOARP" "$FAR" \
+            LSTACK_CONF_PATH="$R_CONF" "$CSEM" "$modes" "$R_HOST" "$TB_IP_CLI" "$PORT" "$CLOSED" "$NOARP" "$FAR" "$COLD" \
             >"$log" 2>&1 || rc=$?
     else
         ip netns exec "$TB_NS_SRV" timeout 600 "$CSEM" "$modes" "$R_HOST" "$TB_IP_CLI" "$PORT" "$CLOSED" \
-            "$NOARP" "$FAR" >"$log" 2>&1 || rc=$?
+            "$NOARP" "$FAR" "$COLD" >"$log" 2>&1 || rc=$?
     fi
     echo "# csem $modes (range $range): exit status $rc"
 }
