@@ -128,6 +128,35 @@ static int m_nb_connect(void)
     return 0;
 }
 
+/* ------------------------------------------------------------ reconnect */
+/* A non-blocking connect whose outcome connect() never confirmed (the
+ * application used SO_ERROR), then the connection ends (both FINs): the
+ * socket stays connected for connect() (Linux: EISCONN), it does not start
+ * anew. */
+static int m_reconnect(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    REQ(s >= 0, "socket: %s", en(errno));
+    errno = 0;
+    int r = conn(s, &echo_sa);
+    REQ(r < 0 && errno == EINPROGRESS, "connect: %d (%s)", r, en(errno));
+    int pr = wait_fd(s, POLLOUT, 5000);
+    REQ(pr == POLLOUT && so_error(s) == 0, "connect: %s", pr <= 0 ? "nothing" : pevs_str((short)pr));
+    REQ(fcntl(s, F_SETFL, 0) == 0, "F_SETFL: %s", en(errno));
+    set_timeouts(s, 5000);
+    if (echo_check(s, "once"))
+        return 1;
+    REQ(shutdown(s, SHUT_WR) == 0, "shutdown: %s", en(errno));
+    long got;
+    REQ(wait_eof(s, &got) == 0, "waiting for the peer's FIN: %s", en(errno));
+    sleep_ms(200); /* our ACK of its FIN leaves */
+    errno = 0;
+    r = conn(s, &echo_sa);
+    REQ(r < 0 && errno == EISCONN, "connect after the connection ended: %d (%s), want EISCONN", r, en(errno));
+    close(s);
+    return 0;
+}
+
 /* ----------------------------------------------------------- blk_connect */
 static int m_blk_connect(void)
 {
@@ -616,7 +645,7 @@ static const struct {
     bool in_all;
 } modes[] = {
     {"nb_connect", m_nb_connect, true}, {"blk_connect", m_blk_connect, true}, {"bind0", m_bind0, true},
-    {"refused", m_refused, true},       {"noarp", m_noarp, true},             {"sndtimeo", m_sndtimeo, true},
+    {"refused", m_refused, true},       {"reconnect", m_reconnect, true},       {"noarp", m_noarp, true},             {"sndtimeo", m_sndtimeo, true},
     {"syncnt", m_syncnt, true},         {"syn_default", m_syn_default, true}, {"ports", m_ports, true},             {"c1000", m_c1000, true},
     {"cold", m_cold, true},             {"exhaust", m_exhaust, false},
 };
