@@ -22,7 +22,7 @@
 
 #include "common/log.h"
 #include "event/event.h"
-#include "posix/libc.h"
+#include "common/libc.h"
 #include "posix/sock_fd_priv.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"

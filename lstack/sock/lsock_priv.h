@@ -56,8 +56,8 @@ struct lsock {
     struct stack *st;
     struct tcp_pcb *pcb;       /* NULL in LS_NEW and LS_DEAD; never touched after lwIP's err callback */
     enum lsock_state state;
-    struct epitem *watchers;   /* the event layer's list head */
-    uint32_t ev_last;          /* events at the last lsock_changed call */
+    struct lsock_watcher *watchers; /* told of readiness changes (lsock.h) */
+    uint32_t ev_last;          /* events at the last lsock_notify that told the watchers */
 
     /* Receive queue: lwIP's pbuf chains linked one after the other by us
      * (the last pbuf of a chain points to the next chain's head); tot_len
@@ -137,7 +137,7 @@ struct lsock_tcpinfo {
 
 /* ---- tcp_io.c ---- */
 
-/* Call lsock_changed(s) if lsock_events(s) differs from the last call's, or
+/* Tell s's watchers if lsock_events(s) differs from the last call's, or
  * always with force (a new arrival: data, FIN, connection, error, so that
  * edge-triggered watchers see each one). */
 void lsock_notify(struct lsock *s, bool force);

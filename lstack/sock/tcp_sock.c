@@ -221,9 +221,20 @@ struct stack *lsock_stack(const struct lsock *s)
     return s->st;
 }
 
-struct epitem **lsock_watchers(struct lsock *s)
+struct lsock_watcher **lsock_watchers(struct lsock *s)
 {
     return &s->watchers;
+}
+
+bool lsock_view_of(const void *arg, const void *pcb, struct lsock_view *v)
+{
+    const struct lsock *s = arg;
+    if (s == NULL || (const void *)s->pcb != pcb)
+        return false;
+    *v = (struct lsock_view){.fd = s->fd, .backlog = s->backlog, .recv_q = s->rx_bytes};
+    for (const struct lsock *q = s->acc_head; q != NULL; q = q->acc_next)
+        v->accept_q++;
+    return true;
 }
 
 void lsock_set_fd(struct lsock *s, int fd)
