@@ -17,7 +17,7 @@
  *    connect with ETIMEDOUT (2^(n+1) - 1) s after the first: 127 s by
  *    default. lwIP retransmits a SYN every 3 s and gives up after its
  *    compile-time TCP_SYNMAXRTX (6, ~20 s). Here the attempt ends at Linux's
- *    time; until then the timer fires at least every 15 s and clears the
+ *    time; until then the timer fires at least every 9 s and clears the
  *    pcb's retransmission count, so lwIP's own limit never comes first.
  *    The SYNs still leave every 3 s, not at Linux's 1, 2, 4... s.
  *
@@ -39,8 +39,10 @@
 
 /* Linux: mcast_solicit (3) probes, retrans_time (1 s) apart. */
 #define ARP_FAIL_MS 3000u
-/* Less than lwIP's SYN limit (TCP_SYNMAXRTX 6 x 3 s). */
-#define KEEP_TRYING_MS 15000u
+/* Well under lwIP's SYN limit: it aborts on the tick after its 6th
+ * retransmission (TCP_SYNMAXRTX, 3 s apart: 17.5-18.5 s after a reset of
+ * the count); clearing the count every 9 s keeps it at 4 at most. */
+#define KEEP_TRYING_MS 9000u
 
 int lsock_syncnt(const struct lsock *s)
 {
