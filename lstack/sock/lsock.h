@@ -114,6 +114,10 @@ struct stack *lsock_stack(const struct lsock *s);
  * fails with -EADDRINUSE instead), -EINVAL (already bound). */
 int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port);
 
+/* Undo lsock_bind on a socket that is only bound (not listening, not
+ * connecting): back to unbound, its port free again. -EINVAL otherwise. */
+int lsock_unbind(struct lsock *s);
+
 /* Listen (binds to INADDR_ANY:ephemeral first if unbound). backlog bounds
  * the SYN queue, Linux's way (at most LSOCK_SOMAXCONN, 4096; 0 gives 1):
  * past it a SYN gets a SYN cookie (stack_stats syncookies_*); half-open
@@ -140,6 +144,12 @@ int lsock_accept(struct lsock *s, struct lsock **out);
  * returns 0 once (then -EISCONN) if it succeeded; if it failed, the pending
  * error once (-ECONNREFUSED, -ETIMEDOUT...; -ECONNABORTED if SO_ERROR
  * already took it), after which the socket can connect anew.
+ * Later failures (SO_ERROR / the next connect): -ECONNREFUSED (RST),
+ * -EHOSTUNREACH (the next hop's ARP unresolved 3 s after the SYN),
+ * -ETIMEDOUT (at Linux's time for TCP_SYNCNT / tcp_syn_retries), see
+ * tcp_connect_timer.c. The local port comes from the stack's ephemeral
+ * range (the kernel's ip_local_port_range); -EADDRNOTAVAIL when none is
+ * free.
  * -ENETUNREACH for 0.0.0.0, 127/8, broadcast, multicast and the stack's own
  * address (lwIP would loop them back through its tcpip thread, which lstack
  * does not run; the POSIX layer sends those to the kernel). */
@@ -184,7 +194,8 @@ void lsock_close(struct lsock *s);
  * SO_KEEPALIVE, SO_RCVBUF, SO_SNDBUF (the window and send buffer of the
  * connection; getsockopt returns twice the value set, like Linux), SO_LINGER, SO_RCVTIMEO/SO_SNDTIMEO (stored, used by
  * the POSIX layer via lsock_timeouts); IPPROTO_TCP: TCP_NODELAY,
- * TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_MAXSEG (read), TCP_INFO
+ * TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_SYNCNT (1..127, read at
+ * connect; unset: the stack's tcp_syn_retries), TCP_MAXSEG (read), TCP_INFO
  * (partially)). Others: -ENOPROTOOPT. Bad length: -EINVAL.
  * Details: values set before the pcb exists are applied when it is created;
  * set on a listener they are inherited by its connections. TCP_KEEPIDLE /

@@ -49,6 +49,7 @@ struct lsock_opts {
     int sndbuf;
     long rcvtimeo_ms;
     long sndtimeo_ms;
+    int syncnt;      /* TCP_SYNCNT, 0: not set (the stack's tcp_syn_retries) */
 };
 
 struct lsock {
@@ -71,6 +72,8 @@ struct lsock {
     bool connect_pending;      /* connect() returned -EINPROGRESS, not yet confirmed */
     bool failed;               /* LS_DEAD by an error (not by an orderly close) */
     int so_error;              /* pending error (positive errno), 0: none */
+    bool conn_timer;           /* tcp_connect_timer.c's timer is armed */
+    uint64_t conn_timer_ms;    /* ... for this many ms after tcp_connect */
 
     /* On the stack's sock_ack_owed list (see lsock_flush_acks). */
     bool ack_owed;
@@ -138,6 +141,12 @@ struct lsock_tcpinfo {
  * always with force (a new arrival: data, FIN, connection, error, so that
  * edge-triggered watchers see each one). */
 void lsock_notify(struct lsock *s, bool force);
+
+/* ---- tcp_connect_timer.c ---- */
+
+/* SYNs a connect of s sends again before ETIMEDOUT: TCP_SYNCNT, else the
+ * stack's net.ipv4.tcp_syn_retries (read at start). */
+int lsock_syncnt(const struct lsock *s);
 
 /* ---- pcb_opts.c (lwIP side) ---- */
 

@@ -52,6 +52,42 @@ static uint32_t reass_max_pbufs(uint32_t pool)
     return n < 2 ? 2 : n;
 }
 
+/* The ephemeral port range, Linux's: net.ipv4.ip_local_port_range of the
+ * process's network namespace, read once here (a later change is not
+ * followed); Linux's default 32768-60999 if it cannot be read or makes no
+ * sense. One read at start, never per connect. */
+static void local_port_range(uint16_t *lo, uint16_t *hi)
+{
+    *lo = 32768;
+    *hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+    if (f == NULL)
+        return;
+    unsigned a = 0, b = 0;
+    if (fscanf(f, "%u %u", &a, &b) == 2 && a >= 1 && a <= b && b <= 65535) {
+        *lo = (uint16_t)a;
+        *hi = (uint16_t)b;
+    }
+    fclose(f);
+}
+
+/* net.ipv4.tcp_syn_retries of the process's namespace, read once here:
+ * how many times an unanswered SYN is sent again before connect fails with
+ * ETIMEDOUT (the default of TCP_SYNCNT, lstack/sock/tcp_connect_timer.c).
+ * Linux's default 6 if unreadable or out of Linux's range 1..127. */
+static int syn_retries(void)
+{
+    int n = 6;
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_syn_retries", "re");
+    if (f == NULL)
+        return n;
+    int v = 0;
+    if (fscanf(f, "%d", &v) == 1 && v >= 1 && v <= 127)
+        n = v;
+    fclose(f);
+    return n;
+}
+
 /* Configure this stack's lwIP copy from conf and the port (caps, and its
  * pool of pool mbufs), before lwip_init. Returns 0 or -1 (err). */
 static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const struct nic_caps *caps,
@@ -71,6 +107,7 @@ static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const
         .sock_room = sock_room,
         .sock_room_ctx = s,
     };
+    local_port_range(&lc.port_lo, &lc.port_hi);
     int rc = s->L.lstack_lwip_configure(&lc, &s->tcp);
     if (rc != 0) {
         snprintf(err, errlen, "lwIP refused its configuration (tcp_rcv_wnd %u, tcp_snd_buf %u, MSS %u, arena %zu MiB): %s",
@@ -91,6 +128,7 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     s->index = index;
     s->burst = conf->nic_read_number;
     s->max_socks = conf->tcp_conn_count;
+    s->syn_retries = syn_retries();
     char tag[32];
     snprintf(tag, sizeof(tag), "lstack-lwip-%d", index);
     if (lwip_load(&s->L, NULL, tag, err, errlen) != 0) {

@@ -167,6 +167,18 @@ extern uint32_t lstack_tcp_sndlowat, lstack_tcp_sndqueuelowat, lstack_tcp_ooseq_
 #define TCP_SNDQUEUELOWAT TCP_SNDQUEUELOWAT_is_per_stack_see_struct_stack_tcp
 #endif
 
+/* Ephemeral ports: the copy's range, Linux's net.ipv4.ip_local_port_range
+ * as the stack read it at start (patch 0006 makes the range a run-time
+ * value; END is the range's last port). */
+#define LSTACK_TCP_PORT_RANGE 1
+#ifdef LSTACK_LWIP_CORE
+extern uint16_t lstack_tcp_port_lo, lstack_tcp_port_hi;
+#define TCP_LOCAL_PORT_RANGE_START lstack_tcp_port_lo
+#define TCP_LOCAL_PORT_RANGE_END lstack_tcp_port_hi
+#define TCP_ENSURE_LOCAL_PORT_RANGE(port) \
+    ((u16_t)(lstack_tcp_port_lo + (u32_t)(port) % ((u32_t)lstack_tcp_port_hi - lstack_tcp_port_lo + 1u)))
+#endif
+
 /* ---- demultiplexing: a hash of the 4-tuple (port/pcb_hash.c, patch 0001) ---- */
 #define LSTACK_TCP_PCB_HASH 1
 

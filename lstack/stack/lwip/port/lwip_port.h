@@ -35,6 +35,10 @@ struct lstack_lwip_conf {
      * the port's pool); past it the oldest incomplete datagram is evicted.
      * 0: LSTACK_REASS_MAX_PBUFS. At most 0xffff. */
     uint32_t reass_max_pbufs;
+    /* Ephemeral ports (connect, bind to port 0): port_lo..port_hi, both
+     * included; 1 <= port_lo <= port_hi (Linux: ip_local_port_range);
+     * 0 and 0: Linux's default, 32768-60999. */
+    uint16_t port_lo, port_hi;
     /* Where lwIP's diagnostics and failed asserts go (NULL: stderr). */
     void (*log)(const char *msg);
     /* How many more sockets the stack may open now (tcp_conn_count minus
