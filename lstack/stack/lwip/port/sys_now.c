@@ -9,6 +9,10 @@
  * until the first ratio is measured, CLOCK_MONOTONIC is read directly. The
  * result never goes backwards.
  *
+ * The ratio is also what the stack converts its poll-round timings with
+ * (lstack_lwip_tsc_hz, lwip_port.h; stack/round_acct.h): one TSC rate per
+ * copy, measured once, no second calibration.
+ *
  * Rejected: CLOCK_MONOTONIC_COARSE (a jiffy, 4 ms here: too coarse for the
  * retransmission timers), a timer thread updating a shared variable (a
  * thread per copy, and a cache line bounced every tick).
@@ -19,6 +23,8 @@
 
 #include "lwip/opt.h"
 #include "lwip/sys.h"
+
+#include "port/lwip_port.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -65,16 +71,30 @@ u32_t sys_now(void)
         C.a_tsc = t;
         C.a_ns = ns;
     } else if (ns - C.a_ns >= MEASURE_MIN_NS && d > 0) {
-        C.q = (uint64_t)((((unsigned __int128)(ns - C.a_ns)) << 32) / d);
-        C.span = C.q != 0 ? (uint64_t)(((unsigned __int128)REANCHOR_NS << 32) / C.q) : 0;
+        uint64_t q = (uint64_t)((((unsigned __int128)(ns - C.a_ns)) << 32) / d);
+        __atomic_store_n(&C.q, q, __ATOMIC_RELAXED); /* lstack_lwip_tsc_hz may read it elsewhere */
+        C.span = q != 0 ? (uint64_t)(((unsigned __int128)REANCHOR_NS << 32) / q) : 0;
         C.a_tsc = t;
         C.a_ns = ns;
     }
     return monotonic(ns);
 }
+
+uint64_t lstack_lwip_tsc_hz(void)
+{
+    /* A plain read of a word the owner thread writes about once a second:
+     * another thread (the control server, under the stack lock) may read it. */
+    uint64_t q = __atomic_load_n(&C.q, __ATOMIC_RELAXED);
+    return q != 0 ? (uint64_t)(((unsigned __int128)1000000000u << 32) / q) : 0;
+}
 #else
 u32_t sys_now(void)
 {
     return (u32_t)(mono_ns() / 1000000u);
+}
+
+uint64_t lstack_lwip_tsc_hz(void)
+{
+    return 0;
 }
 #endif
