@@ -28,7 +28,10 @@ lstack also the stack's busy time over the same requests
 a frame, and what the polling thread did until its next round: redis's own
 work included, idle polling excluded; lstack/stack/round_acct.h) between
 `stackctl show stats --json` before and after the client (stack_stats.0/.1),
-converted with the TSC rate the stack reports. Per scenario: medians over
+converted with the TSC rate the stack reports. That is wall-clock time: a
+server the kernel preempts is charged for the wait, so the process's CPU
+time shared out by the busy fraction comes too
+("stack_busy_cpu_us_per_req"). Per scenario: medians over
 rounds, and lstack / kernel ratios of both (results.json "cpu_per_req",
 results.csv, the table, chart-cpu.gp).
 
@@ -231,12 +234,19 @@ def run_record(d):
     r0 = stack_rounds(read(os.path.join(d, "stack_stats.0")))
     r1 = stack_rounds(read(os.path.join(d, "stack_stats.1")))
     rec["stack_busy_s"] = rec["stack_idle_s"] = rec["stack_busy_pct"] = rec["stack_busy_us_per_req"] = None
+    rec["stack_busy_cpu_us_per_req"] = None
     if r0 and r1 and r1[4] > 0 and r1[0] >= r0[0] and r1[1] >= r0[1]:
         busy, idle = (r1[0] - r0[0]) / r1[4], (r1[1] - r0[1]) / r1[4]
         rec["stack_busy_s"], rec["stack_idle_s"] = busy, idle
         rec["stack_rounds"], rec["stack_busy_rounds"] = r1[2] - r0[2], r1[3] - r0[3]
         rec["stack_busy_pct"] = 100.0 * busy / (busy + idle) if busy + idle > 0 else None
         rec["stack_busy_us_per_req"] = busy * 1e6 / requests if requests else None
+        # The busy time is wall-clock (TSC): on a shared machine a preempted
+        # server is charged for the wait. The process's CPU time shared out
+        # by the busy fraction is the same measure without the waits (if
+        # preemption falls on busy and idle time alike).
+        if srv_s is not None and requests and rec["stack_busy_pct"] is not None:
+            rec["stack_busy_cpu_us_per_req"] = srv_s * rec["stack_busy_pct"] / 100.0 * 1e6 / requests
     n0 = netdev_counts(read(os.path.join(d, "netdev.0")))
     n1 = netdev_counts(read(os.path.join(d, "netdev.1")))
     rec["client_if"] = {k: n1[k] - n0[k] for k in n0 if k in n1} if n0 and n1 else None
@@ -304,7 +314,8 @@ def cmd_oneline(d):
     if r.get("server_us_per_req") is not None:
         busy = r.get("stack_busy_us_per_req")
         parts.append(f"server {fmt_us(r['server_us_per_req'])} us/req"
-                     + ("" if busy is None else f", stack busy {fmt_us(busy)} us/req ({fmt_pct(r.get('stack_busy_pct'))})"))
+                     + ("" if busy is None else f", stack busy {fmt_us(busy)} us/req ({fmt_pct(r.get('stack_busy_pct'))};"
+                                                f" that share of its CPU {fmt_us(r.get('stack_busy_cpu_us_per_req'))})"))
     print("; ".join(parts))
 
 
@@ -316,9 +327,10 @@ def cpu_per_req(per_kind, has_base):
     for k in ("lstack",) + ((BASE,) if has_base else ()):
         pk = per_kind.get(k, {})
         out[k] = {"us": pk.get("server_us_per_req"), "busy_us": pk.get("stack_busy_us_per_req"),
-                  "busy_pct": pk.get("stack_busy_pct"),
+                  "busy_pct": pk.get("stack_busy_pct"), "busy_cpu_us": pk.get("stack_busy_cpu_us_per_req"),
                   "ratio_process": ratio(pk.get("server_us_per_req"), kern),
-                  "ratio_busy": ratio(pk.get("stack_busy_us_per_req"), kern)}
+                  "ratio_busy": ratio(pk.get("stack_busy_us_per_req"), kern),
+                  "ratio_busy_cpu": ratio(pk.get("stack_busy_cpu_us_per_req"), kern)}
     return out
 
 
@@ -359,6 +371,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                 "server_us_per_req": median([r.get("server_us_per_req") for r in kr]),
                 "stack_busy_us_per_req": median([r.get("stack_busy_us_per_req") for r in kr]),
                 "stack_busy_pct": median([r.get("stack_busy_pct") for r in kr]),
+                "stack_busy_cpu_us_per_req": median([r.get("stack_busy_cpu_us_per_req") for r in kr]),
                 "client_cpu_pct": median([r.get("client_cpu_pct") for r in kr]),
                 "cpu_busy_pct": {
                     c: median([r["cpu_busy_pct"].get(c) for r in kr])
@@ -447,7 +460,8 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                        "base_p99_ms", "base_kernel_p99_ratio", "lstack_base_p99_ratio",
                        "base_server_cpu_pct", "base_client_cpu_pct", "base_rounds"] if has_base else [])
                    + ["kernel_server_us_per_req", "lstack_server_us_per_req", "lstack_busy_us_per_req",
-                      "lstack_kernel_us_ratio", "lstack_busy_kernel_us_ratio"]
+                      "lstack_kernel_us_ratio", "lstack_busy_kernel_us_ratio", "lstack_busy_cpu_us_per_req",
+                      "lstack_busy_cpu_kernel_us_ratio"]
                    + (["base_server_us_per_req", "base_busy_us_per_req"] if has_base else []))
         for s, v in scen.items():
             for t, ts in v["tests"].items():
@@ -467,7 +481,8 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                             len(b["rounds"])]
                 cp = v["cpu_per_req"]
                 row += [cp["kernel"]["us"], cp["lstack"]["us"], cp["lstack"]["busy_us"],
-                        cp["lstack"]["ratio_process"], cp["lstack"]["ratio_busy"]]
+                        cp["lstack"]["ratio_process"], cp["lstack"]["ratio_busy"], cp["lstack"]["busy_cpu_us"],
+                        cp["lstack"]["ratio_busy_cpu"]]
                 if has_base:
                     row += [cp[BASE]["us"], cp[BASE]["busy_us"]]
                 w.writerow(row)
@@ -478,7 +493,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                     "wall_s", "server_cpu_pct", "client_cpu_pct",
                     f"cpu{server_cpu}_busy_pct", f"cpu{client_cpu}_busy_pct", "foreign_cpu_pct",
                     "others_before", "others_after", "requests", "server_us_per_req", "stack_busy_us_per_req",
-                    "stack_busy_pct"])
+                    "stack_busy_pct", "stack_busy_cpu_us_per_req"])
         for r in runs:
             for t, v in (r["tests"] or {"-": {}}).items():
                 w.writerow([r.get("scenario"), r.get("round"), r.get("kind"), r["status"], t,
@@ -486,7 +501,8 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                             r["wall_s"], r["server_cpu_pct"], r.get("client_cpu_pct"),
                             r["cpu_busy_pct"].get(f"cpu{server_cpu}"), r["cpu_busy_pct"].get(f"cpu{client_cpu}"),
                             r.get("foreign_cpu_pct"), r["others_before"], r["others_after"], r.get("requests"),
-                            r.get("server_us_per_req"), r.get("stack_busy_us_per_req"), r.get("stack_busy_pct")])
+                            r.get("server_us_per_req"), r.get("stack_busy_us_per_req"), r.get("stack_busy_pct"),
+                            r.get("stack_busy_cpu_us_per_req")])
 
     write_chart(out, scen, has_base)
     write_cpu_chart(out, scen)
@@ -575,7 +591,8 @@ def cpu_row(cp):
     k, l = cp["kernel"], cp["lstack"]
     text = (f"  server CPU us/request: kernel {fmt_us(k['us'])}, lstack {fmt_us(l['us'])}"
             f" ({fmt_x(l['ratio_process'])}), lstack stack busy {fmt_us(l['busy_us'])}"
-            f" ({fmt_x(l['ratio_busy'])}; busy {fmt_pct(l['busy_pct'])} of its rounds' time)")
+            f" ({fmt_x(l['ratio_busy'])}; busy {fmt_pct(l['busy_pct'])} of its rounds' time;"
+            f" that share of its CPU time {fmt_us(l['busy_cpu_us'])}, {fmt_x(l['ratio_busy_cpu'])})")
     if BASE in cp:
         b = cp[BASE]
         text += f"; base {fmt_us(b['us'])}, busy {fmt_us(b['busy_us'])} ({fmt_x(b['ratio_busy'])})"
@@ -593,9 +610,10 @@ def write_cpu_chart(out, scen):
         return "NaN" if x is None else f"{x:.6g}"
 
     with open(os.path.join(out, "chart-cpu.dat"), "w") as f:
-        f.write("# scenario kernel_us lstack_us lstack_busy_us\n")
+        f.write("# scenario kernel_us lstack_us lstack_busy_us lstack_busy_cpu_us\n")
         for s, cp in rows:
-            f.write(f"\"{s}\" {num(cp['kernel']['us'])} {num(cp['lstack']['us'])} {num(cp['lstack']['busy_us'])}\n")
+            f.write(f"\"{s}\" {num(cp['kernel']['us'])} {num(cp['lstack']['us'])} {num(cp['lstack']['busy_us'])}"
+                    f" {num(cp['lstack']['busy_cpu_us'])}\n")
     gp = """\
 set terminal pngcairo size 900,500 font ",10"
 set output "chart-cpu.png"
@@ -613,7 +631,8 @@ set ylabel "microseconds per request"
 set yrange [0:*]
 plot "chart-cpu.dat" using 2:xtic(1) title "kernel: utime+stime" lc rgb "#7f7f7f", \\
      "" using 3 title "lstack: utime+stime (idle polling included)" lc rgb "#aec7e8", \\
-     "" using 4 title "lstack: stack busy time" lc rgb "#1f77b4"
+     "" using 4 title "lstack: stack busy time (TSC)" lc rgb "#1f77b4", \\
+     "" using 5 title "lstack: busy share of utime+stime" lc rgb "#17becf"
 """
     with open(os.path.join(out, "chart-cpu.gp"), "w") as f:
         f.write(gp)
