@@ -5,7 +5,9 @@
  * round. On x86 the answer comes from the TSC: the time-stamp counter is
  * read (no system call, no vDSO page) and scaled by a ratio measured
  * against CLOCK_MONOTONIC, which is read again only about once a second to
- * re-anchor (so a drift of the estimate never accumulates). Elsewhere, and
+ * re-anchor (so a drift of the estimate never accumulates). Each
+ * measurement pairs a TSC read with two clock reads around it, and is put
+ * off when the thread was held up between them (pair_now). Elsewhere, and
  * until the first ratio is measured, CLOCK_MONOTONIC is read directly. The
  * result never goes backwards.
  *
@@ -18,6 +20,7 @@
  * thread per copy, and a cache line bounced every tick).
  * Which thread: the stack's owner only.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -60,13 +63,31 @@ static u32_t monotonic(uint64_t ns)
     return ms;
 }
 
+#define PAIR_MAX_NS 50000u     /* the clock reads around a TSC read at most this far apart */
+
+/* A TSC reading and the clock's at the same moment (*ns: halfway between
+ * two clock reads around the TSC's). false if the thread was held up in
+ * between (preempted, an interrupt): the pair is then too loose to measure
+ * a ratio with (a 4 ms preemption would skew a 10 ms measurement by 40%). */
+static bool pair_now(uint64_t *tsc, uint64_t *ns)
+{
+    uint64_t a = mono_ns();
+    *tsc = __rdtsc();
+    uint64_t b = mono_ns();
+    *ns = a + (b - a) / 2;
+    return b - a <= PAIR_MAX_NS;
+}
+
 u32_t sys_now(void)
 {
     uint64_t t = __rdtsc();
     uint64_t d = t - C.a_tsc;
     if (C.q != 0 && d < C.span)
         return monotonic(C.a_ns + (uint64_t)(((unsigned __int128)d * C.q) >> 32));
-    uint64_t ns = mono_ns();
+    uint64_t ns;
+    if (!pair_now(&t, &ns))
+        return monotonic(ns); /* the clock's answer; measure on a later call */
+    d = t - C.a_tsc;
     if (C.a_tsc == 0) {
         C.a_tsc = t;
         C.a_ns = ns;
