@@ -4,8 +4,6 @@
  * the TSC rate they are converted with. Two stacks on the memory port (no
  * DPDK, no root), frames injected by hand, plus round_acct on made-up ticks.
  * TAP output.
- *
- * lsock_changed() belongs to the event layer; here it does nothing.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -24,11 +22,6 @@
 #include "pair_pump.h"
 
 #include "tap.h"
-
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
 
 static struct stack_rounds rounds_of(struct stack *s)
 {
