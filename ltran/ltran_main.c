@@ -140,10 +140,11 @@ int main(int argc, char **argv)
             nanosleep(&ts, NULL);
         }
     }
-    fprintf(stderr, "ltran: stopping: %llu frames forwarded, %.1f ns busy per frame\n",
-            (unsigned long long)l.st.fwd_frames,
-            l.st.fwd_frames ? (double)l.st.busy_cycles * 1e9 / (double)rte_get_tsc_hz() / (double)l.st.fwd_frames
-                            : 0.0);
+    double per = l.st.fwd_frames ? 1e9 / (double)rte_get_tsc_hz() / (double)l.st.fwd_frames : 0.0;
+    fprintf(stderr, "ltran: stopping: %llu frames forwarded, %.1f ns busy per frame, of which %.1f ns in the "
+                    "port's bursts: %.1f ns ltran's own\n",
+            (unsigned long long)l.st.fwd_frames, (double)l.st.busy_cycles * per, (double)l.st.io_cycles * per,
+            (double)(l.st.busy_cycles - l.st.io_cycles) * per);
     rc = 0;
     ltran_ctl_close(&l);
 out_port:

@@ -78,6 +78,8 @@ struct ltran_stats {
     uint64_t tx_frames;               /* sent on the port */
     uint64_t fwd_frames;              /* frames forwarded (both directions) */
     uint64_t busy_cycles;             /* TSC cycles of rounds that moved a frame */
+    uint64_t io_cycles;               /* of those, inside the port's rx/tx burst (the PMD; af_packet's
+                                         tx is a send() that runs the peer's kernel stack) */
     uint64_t tsc_hz;
     uint64_t drop_unclaimed;          /* frames no client claims */
     uint64_t rst_sent;                /* of those, SYNs answered with a RST */

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# test_ltran_redis.sh - three redis-servers under lstack share one port
+# through ltran (same IP 198.18.0.2, ports 6379-6381), each served to kernel
+# clients of the client namespace:
+#   1. ltran up (DPDK primary on the server veth's af_packet port); three
+#      redis-servers with use_ltran = 1 register; stackctl ltran lists them
+#      with their listener and address (table and --json);
+#   2. each answers PING; byte-exact SET/GET of a 200 KB value on all three at
+#      once; redis-benchmark SET/GET on all three at once; a port nobody
+#      listens on (6382) is refused (RST from ltran); ping and ARP answered;
+#   3. kill -9 of the one on 6380: ltran notices and frees it (stackctl shows
+#      two clients), the other two keep serving their data, 6380 is refused;
+#      the same command restarts it and it serves again;
+#   4. SIGTERM to ltran: it exits 0 and removes its DPDK files; each client
+#      says "ltran ... went away" and keeps running, its kernel (loopback)
+#      half still serving.
+# Bed: "${LSTACK_TB:-lstk}ltr". Exit 0 pass, 1 fail, 77 skip.
+set -u
+T_BASE="${LSTACK_TB:-lstk}"
+export LSTACK_TB="${T_BASE}ltr"
+T_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=testbed.sh
+source "$T_HERE/testbed.sh"
+# shellcheck source=../preload_env.sh
+source "$T_HERE/../preload_env.sh"
+
+BUILD="${1:?usage: $0 BUILD_DIR}"
+BUILD="$(cd "$BUILD" && pwd)"
+LTRAN="$BUILD/ltran/ltran"
+STACKCTL="$BUILD/tools/stackctl"
+LIB="${LSTACK_PRELOAD:-$BUILD/lstack/liblstack.so}"
+N=0
+declare -A RPID=()
+LTRAN_PID=""
+W=""
+
+ok() { N=$((N + 1)); echo "ok $N: $*"; }
+fail() {
+    echo "FAIL: $*"
+    [[ -n "$W" ]] && for f in "$W"/*.log; do
+        [[ -f "$f" ]] || continue
+        echo "--- $f (last 15 lines)"
+        tail -n 15 "$f" | sed 's/^/  | /'
+    done
+    exit 1
+}
+
+tb_require_root
+tb_require_tools ip ethtool redis-server redis-cli redis-benchmark python3 mount
+[[ -x "$LTRAN" ]] || fail "ltran not built: $LTRAN"
+[[ -x "$STACKCTL" ]] || fail "stackctl not built: $STACKCTL"
+
+cleanup_all() {
+    local p
+    for p in "${RPID[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    [[ -n "$LTRAN_PID" ]] && kill -TERM "$LTRAN_PID" 2>/dev/null && sleep 1
+    [[ -n "$LTRAN_PID" ]] && kill -KILL "$LTRAN_PID" 2>/dev/null
+    if [[ -n "$W" ]]; then
+        umount "$W/huge" 2>/dev/null || true
+        rm -rf "/var/run/dpdk/${LSTACK_TB}lt"
+        [[ "${T_KEEP_LOG:-0}" == 1 ]] && echo "(logs kept in $W)" || rm -rf "$W"
+    fi
+}
+tb_on_cleanup cleanup_all
+tb_trap_cleanup
+W="$(mktemp -d "/tmp/lstack-test-${LSTACK_TB}.XXXXXX")"
+tb_up || fail "test bed did not come up"
+mkdir -p "$W/huge"
+mount -t hugetlbfs -o pagesize=2M nodev "$W/huge" || fail "cannot mount hugetlbfs on $W/huge"
+
+SOCK="$W/ltran.sock"
+PREFIX="${LSTACK_TB}lt"
+cat >"$W/ltran.conf" <<CONF
+forward_kit = "dpdk"
+forward_kit_args = "--no-pci -l $TB_CPU --huge-dir $W/huge --vdev=$(tb_vdev)"
+file_prefix = "$PREFIX"
+ltran_socket = "$SOCK"
+mbuf_pool_size = 8191
+low_power_mode = 1
+CONF
+tb_write_conf "$W/lstack.conf" \
+    "dpdk_args = [ \"--no-pci\", \"-l\", \"$TB_CPU\" ];" \
+    'use_ltran = 1;' "ltran_socket = \"$SOCK\";" 'low_power_mode = 1;'
+
+ip netns exec "$TB_NS_SRV" "$LTRAN" -c "$W/ltran.conf" >"$W/ltran.log" 2>&1 &
+LTRAN_PID=$!
+for ((i = 0; i < 100; i++)); do
+    grep -q '^ltran: up on' "$W/ltran.log" 2>/dev/null && break
+    kill -0 "$LTRAN_PID" 2>/dev/null || fail "ltran exited at start"
+    sleep 0.1
+done
+grep -q '^ltran: up on' "$W/ltran.log" || fail "ltran did not come up in 10 s"
+ok "ltran up (pid $LTRAN_PID): $(grep '^ltran: up on' "$W/ltran.log")"
+
+start_redis() { # PORT
+    local port="$1"
+    ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$(preload_list "$LIB")" LSTACK_CONF_PATH="$W/lstack.conf" \
+        GAZELLE_BIND_PROCNAME=redis-server redis-server --port "$port" --bind 0.0.0.0 --protected-mode no \
+        --save '' --appendonly no --daemonize no --dir "$W" >"$W/redis$port.log" 2>&1 &
+    RPID[$port]=$!
+}
+
+cli() { # PORT ARGS... : redis-cli from the client namespace
+    local port="$1"
+    shift
+    ip netns exec "$TB_NS_CLI" timeout 10 redis-cli -h "$TB_IP_STACK" -p "$port" "$@"
+}
+
+wait_pong() { # PORT
+    local i
+    for ((i = 0; i < 100; i++)); do
+        [[ "$(cli "$1" ping 2>/dev/null)" == PONG ]] && return 0
+        kill -0 "${RPID[$1]}" 2>/dev/null || return 1
+        sleep 0.2
+    done
+    return 1
+}
+
+ltran_json() { ip netns exec "$TB_NS_SRV" "$STACKCTL" ltran "$SOCK" --json; }
+
+for p in 6379 6380 6381; do start_redis "$p"; done
+for p in 6379 6380 6381; do
+    wait_pong "$p" || fail "redis on $p (pid ${RPID[$p]}) did not answer PING through ltran"
+done
+ok "three redis-servers under lstack answer PING through one ltran port (198.18.0.2:6379-6381)"
+
+js=$(ltran_json) || fail "stackctl ltran --json failed"
+python3 - "$js" "${RPID[6379]}" "${RPID[6380]}" "${RPID[6381]}" <<'PY' || fail "stackctl ltran --json: $js"
+import json, sys
+d = json.loads(sys.argv[1])["ltran"]
+pids = {int(p) for p in sys.argv[2:5]}
+cl = {c["pid"]: c for c in d["clients"]}
+assert set(cl) == pids, (set(cl), pids)
+ports = sorted(c["listen"][0] for c in cl.values())
+assert ports == [6379, 6380, 6381], ports
+assert all(c["addr"] == "198.18.0.2" and c["rx_frames"] > 0 and c["tx_frames"] > 0 for c in cl.values())
+PY
+ok "stackctl ltran --json: three clients, 198.18.0.2, listeners 6379/6380/6381, frames in and out"
+ip netns exec "$TB_NS_SRV" "$STACKCTL" ltran "$SOCK" | sed 's/^/   | /'
+
+# Byte-exact SET/GET on the three at once (200 KB value each, distinct).
+for p in 6379 6380 6381; do
+    python3 -c "import os,base64,sys; sys.stdout.write(base64.b64encode(os.urandom(150000)).decode())" >"$W/val$p"
+done
+BG=()
+for p in 6379 6380 6381; do
+    (cli "$p" -x set big <"$W/val$p" >"$W/set$p.out" 2>&1) &
+    BG+=($!)
+done
+wait "${BG[@]}"
+check_get() { # PORT
+    cli "$1" --raw get big | head -c -1 >"$W/got$1" && cmp -s "$W/got$1" "$W/val$1"
+}
+for p in 6379 6380 6381; do
+    [[ "$(cat "$W/set$p.out")" == OK ]] || fail "SET on $p: $(cat "$W/set$p.out")"
+    check_get "$p" || fail "GET on $p: the 200 KB value came back different ($(wc -c <"$W/got$p") bytes)"
+done
+ok "byte-exact SET/GET of a 200 KB value on all three at once"
+
+BG=()
+for p in 6379 6380 6381; do
+    (ip netns exec "$TB_NS_CLI" timeout 120 redis-benchmark -h "$TB_IP_STACK" -p "$p" -n 3000 -c 5 -t set,get -q \
+        >"$W/bench$p.out" 2>&1; echo "rc=$?" >>"$W/bench$p.out") &
+    BG+=($!)
+done
+wait "${BG[@]}"
+for p in 6379 6380 6381; do
+    grep -q '^rc=0' "$W/bench$p.out" && [[ $(tr '\r' '\n' <"$W/bench$p.out" | grep -cE '^(SET|GET): [0-9.]+ requests per second') == 2 ]] ||
+        fail "redis-benchmark on $p: $(tr '\r' '\n' <"$W/bench$p.out" | tail -n 3)"
+    echo "   $p: $(tr '\r' '\n' <"$W/bench$p.out" | grep -E '^(SET|GET): [0-9.]+ requests' | tr '\n' ' ')"
+done
+ok "redis-benchmark SET/GET on the three at once"
+
+out=$(cli 6382 ping 2>&1)
+[[ "$out" == *"Connection refused"* ]] || fail "6382 (nobody listens): expected a refusal, got: $out"
+ok "a port nobody listens on is refused (RST from ltran)"
+ip netns exec "$TB_NS_CLI" ping -n -c 3 -i 0.2 -W 1 "$TB_IP_STACK" >"$W/ping.out" 2>&1 ||
+    fail "ping through ltran: $(tail -n 2 "$W/ping.out")"
+ok "ICMP echo answered (by the first client with the address)"
+
+# kill -9 of one: the other two keep serving, it can come back.
+victim=${RPID[6380]}
+kill -KILL "$victim"
+wait "$victim" 2>/dev/null
+for ((i = 0; i < 50; i++)); do
+    grep -q "pid $victim) gone" "$W/ltran.log" && break
+    sleep 0.1
+done
+grep -q "pid $victim) gone" "$W/ltran.log" || fail "ltran did not notice the kill -9 of pid $victim in 5 s"
+js=$(ltran_json) || fail "stackctl ltran --json failed after the kill"
+python3 -c "import json,sys; d=json.loads(sys.argv[1])['ltran']; assert len(d['clients'])==2 and $victim not in [c['pid'] for c in d['clients']], d" "$js" ||
+    fail "after kill -9: stackctl ltran still shows the dead client: $js"
+ok "kill -9 of redis on 6380 (pid $victim): ltran freed its rings and registrations (two clients left)"
+for p in 6379 6381; do
+    check_get "$p" || fail "after the kill: GET on $p wrong"
+done
+out=$(cli 6380 ping 2>&1)
+[[ "$out" == *"Connection refused"* ]] || fail "6380 after its kill: expected a refusal, got: $out"
+ok "the other two serve their data; 6380 is refused"
+start_redis 6380
+wait_pong 6380 || fail "redis on 6380 did not come back after its kill -9"
+cli 6380 -x set big <"$W/val6380" >/dev/null && check_get 6380 || fail "restarted 6380: SET/GET wrong"
+ok "redis on 6380 restarted with the same config: PING and byte-exact SET/GET"
+
+# ltran stops: clients say so and keep running; DPDK files removed.
+kill -TERM "$LTRAN_PID"
+rc=0
+wait "$LTRAN_PID" || rc=$?
+LTRAN_PID=""
+((rc == 0)) || fail "ltran exited with $rc on SIGTERM"
+[[ ! -e "/var/run/dpdk/$PREFIX" ]] || fail "ltran left /var/run/dpdk/$PREFIX"
+[[ -z "$(ls "$W/huge")" ]] || fail "ltran left hugepage files: $(ls "$W/huge")"
+ok "ltran exits 0 on SIGTERM and removes its DPDK files ($(grep '^ltran: stopping' "$W/ltran.log"))"
+for p in 6379 6380 6381; do
+    for ((i = 0; i < 30; i++)); do
+        grep -q 'ltran .* went away' "$W/redis$p.log" && break
+        sleep 0.1
+    done
+    grep -q 'ltran .* went away' "$W/redis$p.log" || fail "redis on $p did not say that ltran went away"
+    kill -0 "${RPID[$p]}" 2>/dev/null || fail "redis on $p died with ltran"
+    [[ "$(ip netns exec "$TB_NS_SRV" timeout 5 redis-cli -p "$p" ping 2>&1)" == PONG ]] ||
+        fail "redis on $p: its kernel half (loopback) does not answer after ltran stopped"
+done
+ok "the three clients say 'ltran went away', keep running, and serve on the kernel (loopback)"
+for p in 6379 6380 6381; do
+    kill -TERM "${RPID[$p]}"
+    rc=0
+    wait "${RPID[$p]}" || rc=$?
+    unset "RPID[$p]"
+    ((rc == 0)) || fail "redis on $p exited with $rc on SIGTERM after ltran went away"
+done
+ok "they stop cleanly (exit 0)"
+echo "PASS: $(basename "$0") ($N checks)"
+exit 0
