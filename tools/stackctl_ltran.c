@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,26 @@ static double ns_per(uint64_t cycles, uint64_t frames, uint64_t hz)
     return frames && hz ? (double)cycles * 1e9 / (double)hz / (double)frames : 0.0;
 }
 
+/* The own-cost histogram's q-quantile (0..1), as the ns bounds of its
+ * bucket; false if no frame was counted. */
+static bool own_quantile(const struct ltran_stats *s, double q, double *lo, double *hi)
+{
+    uint64_t total = 0, seen = 0;
+    for (int i = 0; i < LTRAN_HIST_BUCKETS; i++)
+        total += s->own_hist[i];
+    if (total == 0 || s->tsc_hz == 0)
+        return false;
+    for (int i = 0; i < LTRAN_HIST_BUCKETS; i++) {
+        seen += s->own_hist[i];
+        if ((double)seen >= q * (double)total) {
+            *lo = (double)(i ? 1ull << i : 0) * 1e9 / (double)s->tsc_hz;
+            *hi = (double)(2ull << i) * 1e9 / (double)s->tsc_hz;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void render_table(const struct ltran_stats *s, const struct ltran_client_info *c, FILE *out)
 {
     fprintf(out, "ltran: %u clients, port rx %llu tx %llu, forwarded %llu, unclaimed %llu (RST %llu), "
@@ -39,6 +60,10 @@ static void render_table(const struct ltran_stats *s, const struct ltran_client_
     fprintf(out, "cost: %.1f ns busy per frame forwarded, %.1f ns of it in the port's bursts, %.1f ns ltran's own\n",
             ns_per(s->busy_cycles, s->fwd_frames, s->tsc_hz), ns_per(s->io_cycles, s->fwd_frames, s->tsc_hz),
             ns_per(s->busy_cycles - s->io_cycles, s->fwd_frames, s->tsc_hz));
+    double lo, hi, lo9, hi9;
+    if (own_quantile(s, 0.5, &lo, &hi) && own_quantile(s, 0.9, &lo9, &hi9))
+        fprintf(out, "ltran's own cost per frame by round: median %.0f-%.0f ns, 90th percentile %.0f-%.0f ns\n", lo, hi,
+                lo9, hi9);
     fprintf(out, "%-3s %-8s %-16s %-15s %-24s %6s %10s %10s %8s %5s %5s\n", "ID", "PID", "NAME", "ADDRESS",
             "LISTEN", "CONNS", "RX", "TX", "RXDROP", "RXQ", "TXQ");
     for (uint32_t i = 0; i < s->nclients; i++) {
@@ -78,13 +103,17 @@ static void render_json(const char *path, const struct ltran_stats *s, const str
     fprintf(out, ",\"protocol_version\":%d,\"rx_frames\":%llu,\"tx_frames\":%llu,\"fwd_frames\":%llu,"
                  "\"busy_ns_per_frame\":%.1f,\"io_ns_per_frame\":%.1f,\"own_ns_per_frame\":%.1f,"
                  "\"drop_unclaimed\":%llu,\"rst_sent\":%llu,\"drop_other\":%llu,\"drop_tx_full\":%llu,"
-                 "\"arp_answered\":%llu,\"conns\":%llu,\"mbuf_free\":%u,\"mbuf_total\":%u,\"clients\":[",
+                 "\"arp_answered\":%llu,\"conns\":%llu,\"mbuf_free\":%u,\"mbuf_total\":%u,",
             LTRAN_VERSION, (unsigned long long)s->rx_frames, (unsigned long long)s->tx_frames,
             (unsigned long long)s->fwd_frames, ns_per(s->busy_cycles, s->fwd_frames, s->tsc_hz),
             ns_per(s->io_cycles, s->fwd_frames, s->tsc_hz),
             ns_per(s->busy_cycles - s->io_cycles, s->fwd_frames, s->tsc_hz), (unsigned long long)s->drop_unclaimed,
             (unsigned long long)s->rst_sent, (unsigned long long)s->drop_other, (unsigned long long)s->drop_tx_full,
             (unsigned long long)s->arp_answered, (unsigned long long)s->conns, s->mbuf_free, s->mbuf_total);
+    double lo = 0, hi = 0, lo9 = 0, hi9 = 0;
+    own_quantile(s, 0.5, &lo, &hi);
+    own_quantile(s, 0.9, &lo9, &hi9);
+    fprintf(out, "\"own_ns_median\":[%.1f,%.1f],\"own_ns_p90\":[%.1f,%.1f],\"clients\":[", lo, hi, lo9, hi9);
     for (uint32_t i = 0; i < s->nclients; i++) {
         char ip[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &c[i].ip, ip, sizeof(ip));

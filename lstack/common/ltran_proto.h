@@ -29,6 +29,7 @@
 #define LTRAN_NAME_MAX 32
 #define LTRAN_MAX_CLIENTS 32
 #define LTRAN_LISTEN_SHOWN 16 /* listeners per client in a STATS reply */
+#define LTRAN_HIST_BUCKETS 32
 
 enum ltran_msg_type {
     LTRAN_HELLO = 1,     /* client -> ltran: no body; reply: ltran_hello_reply */
@@ -81,6 +82,11 @@ struct ltran_stats {
     uint64_t io_cycles;               /* of those, inside the port's rx/tx burst (the PMD; af_packet's
                                          tx is a send() that runs the peer's kernel stack) */
     uint64_t tsc_hz;
+    /* Frames by the cycles per frame ltran spent on its own (busy minus the
+     * port's bursts) in their round: own_hist[i] counts frames of rounds with
+     * [2^i, 2^(i+1)) cycles per frame. A median robust to the rounds a loaded
+     * machine preempts (they inflate busy_cycles / fwd_frames). */
+    uint64_t own_hist[LTRAN_HIST_BUCKETS];
     uint64_t drop_unclaimed;          /* frames no client claims */
     uint64_t rst_sent;                /* of those, SYNs answered with a RST */
     uint64_t arp_answered;            /* ARP requests for a client address answered */
