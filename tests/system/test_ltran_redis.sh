@@ -92,25 +92,26 @@ done
 grep -q '^ltran: up on' "$W/ltran.log" || fail "ltran did not come up in 10 s"
 ok "ltran up (pid $LTRAN_PID): $(grep '^ltran: up on' "$W/ltran.log")"
 
-start_redis() { # PORT
-    local port="$1"
-    ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$(preload_list "$LIB")" LSTACK_CONF_PATH="$W/lstack.conf" \
-        GAZELLE_BIND_PROCNAME=redis-server redis-server --port "$port" --bind 0.0.0.0 --protected-mode no \
-        --save '' --appendonly no --daemonize no --dir "$W" >"$W/redis$port.log" 2>&1 &
-    RPID[$port]=$!
+start_redis() { # PORT [CONF BIND KEY]: KEY names it in RPID (default: PORT)
+    local port="$1" conf="${2:-$W/lstack.conf}" bind="${3:-0.0.0.0}" key="${4:-$1}"
+    ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$(preload_list "$LIB")" LSTACK_CONF_PATH="$conf" \
+        GAZELLE_BIND_PROCNAME=redis-server redis-server --port "$port" --bind "$bind" --protected-mode no \
+        --save '' --appendonly no --daemonize no --dir "$W" >"$W/redis$key.log" 2>&1 &
+    RPID[$key]=$!
 }
 
-cli() { # PORT ARGS... : redis-cli from the client namespace
+CLI_HOST="$TB_IP_STACK"
+cli() { # PORT ARGS... : redis-cli from the client namespace (to $CLI_HOST)
     local port="$1"
     shift
-    ip netns exec "$TB_NS_CLI" timeout 10 redis-cli -h "$TB_IP_STACK" -p "$port" "$@"
+    ip netns exec "$TB_NS_CLI" timeout 10 redis-cli -h "$CLI_HOST" -p "$port" "$@"
 }
 
-wait_pong() { # PORT
+wait_pong() { # PORT [KEY]
     local i
     for ((i = 0; i < 100; i++)); do
         [[ "$(cli "$1" ping 2>/dev/null)" == PONG ]] && return 0
-        kill -0 "${RPID[$1]}" 2>/dev/null || return 1
+        kill -0 "${RPID[${2:-$1}]}" 2>/dev/null || return 1
         sleep 0.2
     done
     return 1
@@ -177,6 +178,25 @@ ok "a port nobody listens on is refused (RST from ltran)"
 ip netns exec "$TB_NS_CLI" ping -n -c 3 -i 0.2 -W 1 "$TB_IP_STACK" >"$W/ping.out" 2>&1 ||
     fail "ping through ltran: $(tail -n 2 "$W/ping.out")"
 ok "ICMP echo answered (by the first client with the address)"
+
+# One IP each: a fourth process with its own address, on a port the others
+# use too (6379 on 198.18.0.4): ltran tells them apart by address, answers
+# ARP for the new address, and the first three are not disturbed.
+IP4=198.18.0.4
+tb_write_conf "$W/lstack4.conf" \
+    "dpdk_args = [ \"--no-pci\", \"-l\", \"$TB_CPU\" ];" \
+    'use_ltran = 1;' "ltran_socket = \"$SOCK\";" 'low_power_mode = 1;' "host_addr = \"$IP4\";"
+start_redis 6379 "$W/lstack4.conf" "$IP4" ip4
+CLI_HOST=$IP4
+wait_pong 6379 ip4 || fail "redis on $IP4:6379 (its own address) did not answer PING through ltran"
+cli 6379 set who four >/dev/null
+[[ "$(cli 6379 get who)" == four ]] || fail "$IP4:6379: SET/GET wrong"
+CLI_HOST=$TB_IP_STACK
+[[ "$(cli 6379 get who)" == "" ]] && check_get 6379 || fail "198.18.0.2:6379 saw $IP4's data or lost its own"
+ok "one IP each: a fourth process on $IP4:6379 serves its own data beside 198.18.0.2:6379"
+kill -TERM "${RPID[ip4]}"
+wait "${RPID[ip4]}" || fail "redis on $IP4 did not stop cleanly"
+unset "RPID[ip4]"
 
 # kill -9 of one: the other two keep serving, it can come back.
 victim=${RPID[6380]}
