@@ -69,6 +69,8 @@ void ltran_eal_cleanup(const char *file_prefix);
 int ltran_ctl_open(struct ltran *l, char *err, size_t errlen);
 /* Accept, serve requests, notice closed peers (one poll(), no wait). */
 void ltran_ctl_poll(struct ltran *l);
+/* At exit: close every socket (clients see ltran go) and the listener;
+ * rings and registrations are left as they are (clients may still use them). */
 void ltran_ctl_close(struct ltran *l);
 
 /* ltran_fwd.c: one round; returns frames moved. */

@@ -287,9 +287,14 @@ void ltran_ctl_poll(struct ltran *l)
 
 void ltran_ctl_close(struct ltran *l)
 {
+    /* Sockets only: a client learns from its socket that ltran is gone, and
+     * until it checks (up to 100 ms) it still touches its rings, which stay
+     * as they are (freed, their memory could be reused under it). */
     for (int i = 0; i < LTRAN_MAX_PEERS; i++)
-        if (l->peers[i].fd >= 0)
-            peer_close(l, i);
+        if (l->peers[i].fd >= 0) {
+            close(l->peers[i].fd);
+            l->peers[i].fd = -1;
+        }
     if (l->listen_fd >= 0) {
         close(l->listen_fd);
         unlink(l->conf.socket_path);

@@ -70,6 +70,18 @@ static int open_port(struct ltran *l, char *err, size_t errlen)
     return 0;
 }
 
+/* Stop and close the port, but leave the pool: clients that have not seen
+ * ltran go yet still allocate from it and free into it (their mappings
+ * outlive ltran; freeing it would let EAL reuse its memory under them). */
+static void close_port(struct ltran *l)
+{
+    struct dpdk_nic *d = (struct dpdk_nic *)l->nic;
+    rte_eth_dev_stop(d->port);
+    rte_eth_dev_close(d->port);
+    free(d);
+    l->nic = NULL;
+}
+
 int main(int argc, char **argv)
 {
     const char *path = getenv("LTRAN_CONF_PATH");
@@ -148,7 +160,7 @@ int main(int argc, char **argv)
     rc = 0;
     ltran_ctl_close(&l);
 out_port:
-    l.nic->ops->close(l.nic);
+    close_port(&l);
 out_eal:
     ltran_eal_cleanup(l.conf.file_prefix);
     ldisp_free(&l.disp);

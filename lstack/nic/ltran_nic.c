@@ -9,7 +9,11 @@
  * go away (its socket closes: checked every LTRAN_CHECK_MS by the TSC in
  * rx_burst, one recv; then the port is dead: nothing comes in, what goes out
  * is dropped and counted, and it says so once on stderr and syslog; kernel
- * sockets of the process are not affected).
+ * sockets of the process are not affected). ltran leaves the pool and the
+ * rings in its memory as they are when it stops, so that what this process
+ * does before it notices (allocate, dequeue, free) touches valid memory;
+ * after, it no longer touches the rings nor allocates; it only frees the
+ * buffers lwIP still holds into the pool.
  * Socket calls go to the kernel through syscall(): liblstack.so interposes
  * the libc names, and this runs inside its stack start.
  * Rejected: a pool per client (ltran would copy each frame from its rx pool
@@ -168,6 +172,8 @@ static unsigned ltran_rx_burst(struct nic *nic, struct nic_pkt *pkts, unsigned m
 {
     struct ltran_nic *n = lnic(nic);
     check_alive(n);
+    if (n->gone)
+        return 0;
     if (max > n->burst)
         max = n->burst;
     struct rte_mbuf *m[LTRAN_MAX_BURST];
@@ -221,6 +227,10 @@ static uint8_t *ltran_tx_frame(struct nic *nic, uint16_t len)
     struct ltran_nic *n = lnic(nic);
     if (len > n->data_room) {
         n->st.drop_tx_toolong++;
+        return NULL;
+    }
+    if (n->gone) {
+        n->st.drop_tx_full++;
         return NULL;
     }
     if (n->tx_count == LTRAN_TX_BATCH)

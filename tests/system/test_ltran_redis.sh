@@ -14,6 +14,8 @@
 #   4. SIGTERM to ltran: it exits 0 and removes its DPDK files; each client
 #      says "ltran ... went away" and keeps running, its kernel (loopback)
 #      half still serving.
+# Also: use_ltran = 1 with no ltran (the process runs on the kernel and says
+# why); a peer of another protocol version refused.
 # Bed: "${LSTACK_TB:-lstk}ltr". Exit 0 pass, 1 fail, 77 skip.
 set -u
 T_BASE="${LSTACK_TB:-lstk}"
@@ -82,6 +84,24 @@ tb_write_conf "$W/lstack.conf" \
     "dpdk_args = [ \"--no-pci\", \"-l\", \"$TB_CPU\" ];" \
     'use_ltran = 1;' "ltran_socket = \"$SOCK\";" 'low_power_mode = 1;'
 
+# No ltran yet: an lstack process with use_ltran = 1 says why and runs on
+# the kernel (init_fail = "kernel", the default).
+ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$(preload_list "$LIB")" LSTACK_CONF_PATH="$W/lstack.conf" \
+    GAZELLE_BIND_PROCNAME=redis-server redis-server --port 6390 --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize no --dir "$W" >"$W/redis-noltran.log" 2>&1 &
+RPID[noltran]=$!
+for ((i = 0; i < 50; i++)); do
+    [[ "$(ip netns exec "$TB_NS_SRV" timeout 2 redis-cli -p 6390 ping 2>/dev/null)" == PONG ]] && break
+    sleep 0.2
+done
+grep -q "cannot reach ltran at $SOCK" "$W/redis-noltran.log" && grep -q 'acceleration is OFF' "$W/redis-noltran.log" &&
+    [[ "$(ip netns exec "$TB_NS_SRV" timeout 2 redis-cli -p 6390 ping 2>/dev/null)" == PONG ]] ||
+    fail "use_ltran = 1 without ltran: expected 'cannot reach ltran' and the kernel stack serving"
+kill -TERM "${RPID[noltran]}"
+wait "${RPID[noltran]}"
+unset "RPID[noltran]"
+ok "use_ltran = 1 with no ltran running: the process says so and serves on the kernel"
+
 ip netns exec "$TB_NS_SRV" "$LTRAN" -c "$W/ltran.conf" >"$W/ltran.log" 2>&1 &
 LTRAN_PID=$!
 for ((i = 0; i < 100; i++)); do
@@ -118,6 +138,19 @@ wait_pong() { # PORT [KEY]
 }
 
 ltran_json() { ip netns exec "$TB_NS_SRV" "$STACKCTL" ltran "$SOCK" --json; }
+
+# A peer of another protocol version is refused with EPROTONOSUPPORT and closed.
+python3 - "$SOCK" <<'PY' || fail "ltran did not refuse a message of protocol version 99"
+import errno, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.send(struct.pack("=IHHiI", 0x4c54524e, 99, 1, 0, 0))
+magic, ver, typ, status, ln = struct.unpack("=IHHiI", s.recv(64)[:16])
+assert status == -errno.EPROTONOSUPPORT and ver == 1, (status, ver)
+assert s.recv(64) == b"", "still open"
+PY
+ok "a client of another protocol version gets EPROTONOSUPPORT (ltran's version 1) and is closed"
 
 for p in 6379 6380 6381; do start_redis "$p"; done
 for p in 6379 6380 6381; do
