@@ -162,6 +162,8 @@ static bool serve(struct ltran *l, int p)
         struct ltran_hello_reply r = {.mtu = l->mtu, .data_room = l->data_room};
         snprintf(r.file_prefix, sizeof(r.file_prefix), "%s", l->conf.file_prefix);
         snprintf(r.pool, sizeof(r.pool), "%s", l->pool->name);
+        r.pool_ops_index = (uint16_t)l->pool->ops_index;
+        snprintf(r.pool_ops, sizeof(r.pool_ops), "%s", rte_mempool_get_ops(l->pool->ops_index)->name);
         memcpy(r.mac, l->mac, 6);
         peer_reply(fd, h.type, 0, &r, sizeof(r));
         return true;

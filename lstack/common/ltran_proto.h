@@ -52,7 +52,8 @@ struct ltran_hello_reply {
     uint8_t mac[6];                   /* the port's MAC: every client's */
     uint16_t mtu;
     uint16_t data_room;               /* bytes one mbuf carries */
-    uint16_t pad;
+    uint16_t pool_ops_index;          /* the pool's mempool ops, as ltran numbers them ... */
+    char pool_ops[LTRAN_NAME_MAX];    /* ... and their name: a client must number them alike */
 };
 
 struct ltran_register {

@@ -381,6 +381,17 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
         snprintf(err, errlen, "ltran's mbuf pool %s not found in its memory", hello.pool);
         goto fail_eal;
     }
+    /* A pool's ops are an index into a per-process table, filled as the
+     * mempool drivers load: the same index must name the same ops here. */
+    hello.pool_ops[LTRAN_NAME_MAX - 1] = '\0';
+    if (n->pool->ops_index != hello.pool_ops_index ||
+        strcmp(rte_mempool_get_ops(n->pool->ops_index)->name, hello.pool_ops) != 0) {
+        snprintf(err, errlen, "ltran's pool uses mempool ops %s (#%u), which are #%d \"%s\" in this process: "
+                              "ltran and lstack must use the same DPDK build",
+                 hello.pool_ops, hello.pool_ops_index, n->pool->ops_index,
+                 rte_mempool_get_ops(n->pool->ops_index)->name);
+        goto fail_eal;
+    }
     if (rte_pktmbuf_priv_size(n->pool) < p->priv_size) {
         snprintf(err, errlen, "ltran's mbufs have %u private bytes, this lstack needs %u (another build?)",
                  rte_pktmbuf_priv_size(n->pool), p->priv_size);
