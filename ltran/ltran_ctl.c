@@ -11,6 +11,7 @@
  * on the per-frame path); a socket per client created by ltran (the
  * client's own connection tells its end for free).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_eal.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -41,11 +43,30 @@ static void peer_reply(int fd, uint16_t type, int32_t status, const void *body, 
     send(fd, buf, sizeof(h) + len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* Remove the multi-process socket EAL made for the client's pid in ltran's
+ * run directory (mp_socket_<pid>_<n>): a client killed with -9 leaves it. */
+static void remove_mp_socket(int32_t pid)
+{
+    const char *dir = rte_eal_get_runtime_dir();
+    DIR *d = dir != NULL ? opendir(dir) : NULL;
+    if (d == NULL)
+        return;
+    char want[48];
+    int n = snprintf(want, sizeof(want), "mp_socket_%d_", (int)pid);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, want, (size_t)n) == 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
 static void client_drop(struct ltran *l, int id)
 {
     struct ltran_client *c = &l->cl[id];
     ldisp_client_remove(&l->disp, (unsigned)id);
     ltran_client_free_rings(c);
+    if (c->pid > 0)
+        remove_mp_socket(c->pid);
     fprintf(stderr, "ltran: client %d (%s, pid %d) gone: its rings and registrations are freed\n", id, c->name,
             c->pid);
     c->used = false;

@@ -243,7 +243,8 @@ grep -q "pid $victim) gone" "$W/ltran.log" || fail "ltran did not notice the kil
 js=$(ltran_json) || fail "stackctl ltran --json failed after the kill"
 python3 -c "import json,sys; d=json.loads(sys.argv[1])['ltran']; assert len(d['clients'])==2 and $victim not in [c['pid'] for c in d['clients']], d" "$js" ||
     fail "after kill -9: stackctl ltran still shows the dead client: $js"
-ok "kill -9 of redis on 6380 (pid $victim): ltran freed its rings and registrations (two clients left)"
+ls "/var/run/dpdk/$PREFIX" | grep -q "^mp_socket_${victim}_" && fail "ltran left the killed client's EAL socket mp_socket_${victim}_*"
+ok "kill -9 of redis on 6380 (pid $victim): ltran freed its rings, registrations and EAL socket (two clients left)"
 for p in 6379 6381; do
     check_get "$p" || fail "after the kill: GET on $p wrong"
 done
