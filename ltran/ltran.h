@@ -34,6 +34,7 @@ struct ltran_client {
     int32_t pid;
     char name[LTRAN_NAME_MAX];
     struct rte_ring *rx, *tx;
+    uint32_t tag;              /* mbuf hash.usr of the buffers it holds (never 0) */
     uint64_t rx_frames, tx_frames, drop_rx_full;
 };
 
@@ -53,6 +54,7 @@ struct ltran {
     int listen_fd;
     struct ltran_peer peers[LTRAN_MAX_PEERS];
     struct ltran_client cl[LTRAN_MAX_CLIENTS];
+    uint32_t gen[LTRAN_MAX_CLIENTS];  /* registrations per slot: tags differ */
     struct ltran_stats st;
     uint64_t ctl_cycles, next_ctl; /* control socket checked every ctl_cycles */
     uint32_t idle_rounds;
@@ -77,5 +79,8 @@ void ltran_ctl_close(struct ltran *l);
 unsigned ltran_fwd_round(struct ltran *l);
 /* Free a client's rings and what they hold. */
 void ltran_client_free_rings(struct ltran_client *c);
+/* Free every mbuf of the pool still tagged as held by client c (gone).
+ * Returns how many. */
+unsigned ltran_client_reclaim_mbufs(struct ltran *l, const struct ltran_client *c);
 
 #endif

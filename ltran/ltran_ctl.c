@@ -65,10 +65,11 @@ static void client_drop(struct ltran *l, int id)
     struct ltran_client *c = &l->cl[id];
     ldisp_client_remove(&l->disp, (unsigned)id);
     ltran_client_free_rings(c);
+    unsigned held = ltran_client_reclaim_mbufs(l, c);
     if (c->pid > 0)
         remove_mp_socket(c->pid);
-    fprintf(stderr, "ltran: client %d (%s, pid %d) gone: its rings and registrations are freed\n", id, c->name,
-            c->pid);
+    fprintf(stderr, "ltran: client %d (%s, pid %d) gone: its rings and registrations are freed, and %u mbufs it held\n",
+            id, c->name, c->pid, held);
     c->used = false;
 }
 
@@ -108,6 +109,8 @@ static int do_register(struct ltran *l, int p, const struct ltran_register *r, s
         return -ENOMEM;
     }
     c->used = true;
+    c->tag = (++l->gen[id] << 8) | (uint32_t)(id + 1);
+    out->tag = c->tag;
     c->peer = p;
     c->ip = r->ip;
     c->pid = r->pid;

@@ -14,6 +14,10 @@
  * ltran adds (a direct lstack pays the port's bursts too); and a log2
  * histogram of that own cost per frame by round (own_hist), whose median
  * a preempted round cannot drag (the mean it can, on a loaded machine).
+ * Buffers a client holds carry its tag in hash.usr (set here on delivery,
+ * by the client on allocation; cleared by whoever frees one): when a client
+ * is gone, ltran_client_reclaim_mbufs walks the pool and frees what it
+ * still held (a free buffer's tag is always 0).
  * Rejected: a copy per frame into per-client pools (the pool is shared: a
  * frame moves by pointer); one tx burst per client ring (fewer, larger
  * bursts are cheaper on the port).
@@ -155,10 +159,13 @@ unsigned ltran_fwd_round(struct ltran *l)
             unsigned id = (unsigned)__builtin_ctz(s.touched);
             s.touched &= s.touched - 1;
             struct ltran_client *c = &l->cl[id];
+            for (unsigned j = 0; j < s.n[id]; j++)
+                s.m[id][j]->hash.usr = c->tag; /* held by c from now on */
             unsigned k = rte_ring_sp_enqueue_burst(c->rx, (void **)s.m[id], s.n[id], NULL);
             c->rx_frames += k;
             for (unsigned j = k; j < s.n[id]; j++) {
                 c->drop_rx_full++;
+                s.m[id][j]->hash.usr = 0;
                 rte_pktmbuf_free(s.m[id][j]);
             }
         }
@@ -172,6 +179,7 @@ unsigned ltran_fwd_round(struct ltran *l)
         c->tx_frames += k;
         moved += k;
         for (unsigned j = 0; j < k; j++) {
+            m[j]->hash.usr = 0; /* ltran's now */
             ldisp_tx(&l->disp, id, rte_pktmbuf_mtod(m[j], const uint8_t *), m[j]->data_len);
             tx_add(l, &tx, m[j]);
         }
@@ -196,9 +204,37 @@ void ltran_client_free_rings(struct ltran_client *c)
         if (rings[r] == NULL)
             continue;
         void *m;
-        while (rte_ring_dequeue(rings[r], &m) == 0)
+        while (rte_ring_dequeue(rings[r], &m) == 0) {
+            ((struct rte_mbuf *)m)->hash.usr = 0;
             rte_pktmbuf_free((struct rte_mbuf *)m);
+        }
         rte_ring_free(rings[r]);
     }
     c->rx = c->tx = NULL;
+}
+
+struct reclaim {
+    uint32_t tag;
+    unsigned n;
+};
+
+static void reclaim_one(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
+{
+    (void)mp;
+    (void)idx;
+    struct reclaim *r = arg;
+    struct rte_mbuf *m = obj;
+    if (m->hash.usr != r->tag)
+        return;
+    m->hash.usr = 0;
+    rte_pktmbuf_free(m);
+    r->n++;
+}
+
+unsigned ltran_client_reclaim_mbufs(struct ltran *l, const struct ltran_client *c)
+{
+    struct reclaim r = {.tag = c->tag};
+    if (c->tag != 0)
+        rte_mempool_obj_iter(l->pool, reclaim_one, &r);
+    return r.n;
 }

@@ -64,6 +64,9 @@ struct ltran_register {
 
 struct ltran_register_reply {
     uint32_t id;                      /* client slot */
+    uint32_t tag;                     /* the client writes it in mbuf hash.usr of every buffer it
+                                         holds (allocated, or received) and 0 before it frees one:
+                                         ltran frees what a client gone still held */
     char rx_ring[LTRAN_NAME_MAX];     /* ltran -> client */
     char tx_ring[LTRAN_NAME_MAX];     /* client -> ltran */
 };

@@ -16,6 +16,9 @@
  * buffers lwIP still holds into the pool.
  * Socket calls go to the kernel through syscall(): liblstack.so interposes
  * the libc names, and this runs inside its stack start.
+ * Every buffer this process holds carries its tag (REGISTER's reply) in
+ * mbuf hash.usr, cleared before it is freed: ltran frees what a process
+ * killed with -9 still held.
  * Rejected: a pool per client (ltran would copy each frame from its rx pool
  * to the client's); a client-side mempool cache (DPDK's per-lcore caches
  * are per lcore id, and ltran and its clients all run on lcore ids they
@@ -52,6 +55,7 @@ struct ltran_nic {
     int fd;                       /* ltran's socket */
     bool gone;                    /* ltran closed it */
     uint32_t id, ip;
+    uint32_t tag;                 /* hash.usr of the mbufs this process holds */
     struct rte_ring *rx, *tx;
     struct rte_mempool *pool;
     uint8_t mac[6];
@@ -184,6 +188,7 @@ static unsigned ltran_rx_burst(struct nic *nic, struct nic_pkt *pkts, unsigned m
         n->st.rx_bytes += m[i]->pkt_len;
         if (m[i]->nb_segs != 1) {
             n->st.drop_rx_multiseg++;
+            m[i]->hash.usr = 0;
             rte_pktmbuf_free(m[i]);
             continue;
         }
@@ -201,7 +206,9 @@ static unsigned ltran_rx_burst(struct nic *nic, struct nic_pkt *pkts, unsigned m
 static void ltran_pkt_free(struct nic *nic, void *handle)
 {
     (void)nic;
-    rte_pktmbuf_free((struct rte_mbuf *)handle);
+    struct rte_mbuf *m = handle;
+    m->hash.usr = 0; /* no longer held: ltran must not free it for us */
+    rte_pktmbuf_free(m);
 }
 
 static unsigned ltran_tx_flush(struct nic *nic)
@@ -216,6 +223,7 @@ static unsigned ltran_tx_flush(struct nic *nic)
     }
     for (unsigned i = sent; i < n->tx_count; i++) {
         n->st.drop_tx_full++;
+        n->tx_batch[i]->hash.usr = 0;
         rte_pktmbuf_free(n->tx_batch[i]);
     }
     n->tx_count = 0;
@@ -240,6 +248,7 @@ static uint8_t *ltran_tx_frame(struct nic *nic, uint16_t len)
         n->st.drop_tx_nombuf++;
         return NULL;
     }
+    m->hash.usr = n->tag; /* held until ltran takes it from the tx ring */
     uint8_t *data = (uint8_t *)rte_pktmbuf_append(m, len);
     n->tx_batch[n->tx_count++] = m;
     return data;
@@ -418,6 +427,7 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
         goto fail_eal;
     }
     n->id = rr.id;
+    n->tag = rr.tag;
     n->ip = p->ip;
     memcpy(n->mac, hello.mac, 6);
     n->mtu = hello.mtu;

@@ -10,6 +10,8 @@
 #      listens on (6382) is refused (RST from ltran); ping and ARP answered;
 #   3. kill -9 of the one on 6380: ltran notices and frees it (stackctl shows
 #      two clients), the other two keep serving their data, 6380 is refused;
+#      a client killed while its stack holds received data (a python server
+#      under lstack that never reads) gives every mbuf back to ltran's pool;
 #      the same command restarts it and it serves again;
 #   4. SIGTERM to ltran: it exits 0 and removes its DPDK files; each client
 #      says "ltran ... went away" and keeps running, its kernel (loopback)
@@ -255,6 +257,58 @@ start_redis 6380
 wait_pong 6380 || fail "redis on 6380 did not come back after its kill -9"
 cli 6380 -x set big <"$W/val6380" >/dev/null && check_get 6380 || fail "restarted 6380: SET/GET wrong"
 ok "redis on 6380 restarted with the same config: PING and byte-exact SET/GET"
+
+# mbufs held inside a killed client's stack come back: a server under lstack
+# that accepts, keeps its stack polled (select on the connection for
+# writing) and never reads; 200 KB sent to it stay in its lwIP's receive
+# queue, in mbufs of ltran's pool, when it is killed with -9.
+mb() { ltran_json | python3 -c "import json,sys; d=json.load(sys.stdin)['ltran']; print(d['mbuf_free'], d['mbuf_total'])"; }
+ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$(preload_list "$LIB")" LSTACK_CONF_PATH="$W/lstack.conf" \
+    GAZELLE_BIND_PROCNAME=python3 python3 -c '
+import select, socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 7000)); s.listen(4)
+c, _ = s.accept()
+print("accepted", flush=True)
+end = time.time() + 60
+while time.time() < end:
+    select.select([], [c], [], 0)
+    time.sleep(0.002)
+' >"$W/hold.log" 2>&1 &
+RPID[hold]=$!
+for ((i = 0; i < 50; i++)); do
+    ip netns exec "$TB_NS_SRV" "$STACKCTL" ltran "$SOCK" --json | grep -q '"listen":\[7000\]' && break
+    sleep 0.2
+done
+ip netns exec "$TB_NS_CLI" timeout 20 python3 -c '
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], 7000), timeout=10)
+c.sendall(b"x" * 200000)
+time.sleep(15)
+' "$TB_IP_STACK" >"$W/hold-cli.log" 2>&1 &
+HOLD_CLI=$!
+for ((i = 0; i < 50; i++)); do
+    read -r free_before total <<<"$(mb)"
+    ((free_before < total - 100)) && break
+    sleep 0.2
+done
+((free_before < total - 100)) || fail "the non-reading server never held received data (free $free_before of $total)"
+hp=${RPID[hold]}
+kill -KILL "$hp"
+wait "$hp" 2>/dev/null
+unset "RPID[hold]"
+for ((i = 0; i < 50; i++)); do
+    grep -q "pid $hp) gone" "$W/ltran.log" && break
+    sleep 0.1
+done
+held=$(sed -n "s/.*pid $hp) gone: .* and \([0-9]*\) mbufs it held.*/\1/p" "$W/ltran.log")
+read -r free_after total <<<"$(mb)"
+echo "   mbufs free: $free_before of $total while it held 200 KB unread, $free_after after kill -9; ltran freed ${held:-?} it held"
+[[ -n "$held" && "$held" -gt 100 && "$free_after" == "$total" ]] ||
+    fail "mbufs the killed client held were not all given back (held ${held:-?}, free $free_after of $total)"
+ok "kill -9 of a client holding 200 KB unread in its stack: ltran frees the $held mbufs it held ($free_after of $total free)"
+kill "$HOLD_CLI" 2>/dev/null
+wait "$HOLD_CLI" 2>/dev/null
 
 # ltran stops: clients say so and keep running; DPDK files removed.
 kill -TERM "$LTRAN_PID"
