@@ -3,7 +3,8 @@
  * attach as secondaries, and leaves nothing behind when it stops.
  *
  * Owns: the options ltran adds (--proc-type=primary, --file-prefix,
- * --single-file-segments: one hugepage file per segment list) and the
+ * --single-file-segments: one hugepage file per segment list,
+ * --base-virtaddr unless given: see LTRAN_BASE_VIRTADDR) and the
  * removal of the run directory (/var/run/dpdk/<prefix>) and of the
  * hugepage files <hugetlbfs mount>/<prefix>map_* at exit.
  * Rejected: --in-memory (what a direct lstack uses: no file, so no
@@ -22,6 +23,15 @@
 #include <rte_errno.h>
 
 #include "ltran.h"
+
+/* Where ltran's hugepage memory is mapped, so that each client maps it at
+ * the same address: far from where a process's libraries, heap and stacks
+ * go (near 0x7f.. and 0x55..), above AddressSanitizer's shadow (which ends
+ * below 0x100080000000: EAL's default, 0x100000000, lies inside it, so an
+ * ASan-built ltran mapped its memory among the libraries and clients could
+ * not follow: "Cannot get a virtual area at requested address"), and clear
+ * of the sanitizers' allocator space (0x600000000000..0x640000000000). */
+#define LTRAN_BASE_VIRTADDR "0x300000000000"
 
 static void remove_dir(const char *dir)
 {
@@ -64,18 +74,22 @@ int ltran_eal_init(const struct ltran_conf *c, char *err, size_t errlen)
 {
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "--file-prefix=%s", c->file_prefix);
-    char *argv[LTRAN_MAX_EAL_ARGS + 5];
+    char *argv[LTRAN_MAX_EAL_ARGS + 6];
     int n = 0;
     argv[n++] = "ltran";
     for (int i = 0; i < c->argc; i++)
         argv[n++] = c->args[i];
     argv[n++] = "--proc-type=primary";
     argv[n++] = prefix;
-    bool single = false;
-    for (int i = 0; i < c->argc; i++)
+    bool single = false, base = false;
+    for (int i = 0; i < c->argc; i++) {
         single |= strcmp(c->args[i], "--single-file-segments") == 0;
+        base |= strncmp(c->args[i], "--base-virtaddr", 15) == 0;
+    }
     if (!single)
         argv[n++] = "--single-file-segments";
+    if (!base)
+        argv[n++] = "--base-virtaddr=" LTRAN_BASE_VIRTADDR;
     argv[n] = NULL;
     /* A run directory that exists already may be another ltran's: never
      * removed on failure (only one that this start made). */

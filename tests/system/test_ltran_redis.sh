@@ -129,9 +129,9 @@ cli() { # PORT ARGS... : redis-cli from the client namespace (to $CLI_HOST)
     ip netns exec "$TB_NS_CLI" timeout 10 redis-cli -h "$CLI_HOST" -p "$port" "$@"
 }
 
-wait_pong() { # PORT [KEY]
+wait_pong() { # PORT [KEY]: up to 60 s (a sanitizer build on a loaded machine starts slowly)
     local i
-    for ((i = 0; i < 100; i++)); do
+    for ((i = 0; i < 300; i++)); do
         [[ "$(cli "$1" ping 2>/dev/null)" == PONG ]] && return 0
         kill -0 "${RPID[${2:-$1}]}" 2>/dev/null || return 1
         sleep 0.2
@@ -262,9 +262,12 @@ ok "redis on 6380 restarted with the same config: PING and byte-exact SET/GET"
 # that accepts, keeps its stack polled (select on the connection for
 # writing) and never reads; 200 KB sent to it stay in its lwIP's receive
 # queue, in mbufs of ltran's pool, when it is killed with -9.
+# The interpreter itself, not a wrapper script (pyenv's shim is bash, which
+# would run under the preload, and a sanitizer build's runtime, too).
+PY_REAL=$(python3 -c 'import sys; print(sys.executable)')
 mb() { ltran_json | python3 -c "import json,sys; d=json.load(sys.stdin)['ltran']; print(d['mbuf_free'], d['mbuf_total'])"; }
 ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$(preload_list "$LIB")" LSTACK_CONF_PATH="$W/lstack.conf" \
-    GAZELLE_BIND_PROCNAME=python3 python3 -c '
+    GAZELLE_BIND_PROCNAME=python3 "$PY_REAL" -c '
 import select, socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", 7000)); s.listen(4)
