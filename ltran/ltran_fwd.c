@@ -110,6 +110,7 @@ static void rx_one(struct ltran *l, struct stage *s, struct tx_batch *tx, struct
         return;
     case LDISP_ARP_ANSWER:
         set_len(m, ldisp_arp_reply(f, m->data_len, l->mac));
+        m->ol_flags = 0; /* the rx flags mean nothing on tx */
         l->st.arp_answered++;
         tx_add(l, tx, m);
         return;

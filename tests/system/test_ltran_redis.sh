@@ -170,8 +170,9 @@ assert set(cl) == pids, (set(cl), pids)
 ports = sorted(c["listen"][0] for c in cl.values())
 assert ports == [6379, 6380, 6381], ports
 assert all(c["addr"] == "198.18.0.2" and c["rx_frames"] > 0 and c["tx_frames"] > 0 for c in cl.values())
+assert d["arp_answered"] >= 1, d["arp_answered"]  # the client namespace asked for 198.18.0.2
 PY
-ok "stackctl ltran --json: three clients, 198.18.0.2, listeners 6379/6380/6381, frames in and out"
+ok "stackctl ltran --json: three clients, 198.18.0.2, listeners 6379/6380/6381, frames in and out; ltran answered ARP"
 ip netns exec "$TB_NS_SRV" "$STACKCTL" ltran "$SOCK" | sed 's/^/   | /'
 
 # Byte-exact SET/GET on the three at once (200 KB value each, distinct).
