@@ -100,6 +100,12 @@ struct nic_ops {
     /* What the port offers (MTU); any thread, never at the same time as
      * another op of n. */
     void (*caps)(const struct nic *n, struct nic_caps *c);
+    /* A port shared with other processes (ltran): have the SYNs for TCP
+     * port `port` of address ip (both network order) delivered here (on),
+     * or no longer (off). Returns 0, -EADDRINUSE (another process has it),
+     * -ENOTCONN (the sharer is gone). The poller's thread. NULL: a port of
+     * this process alone, nothing to claim. */
+    int (*claim_listen)(struct nic *n, uint32_t ip, uint16_t port, bool on);
 };
 
 /* Every implementation's port struct starts with this. */
@@ -140,6 +146,23 @@ NIC_DPDK_EXPORT void nic_eal_cleanup(void);
 /* Open, configure and start the DPDK port chosen by p. Returns NULL with a
  * reason in err (e.g. the MACs of the ports that exist when none matches). */
 NIC_DPDK_EXPORT struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen);
+
+/* ---- ltran (use_ltran = 1): a port shared through the ltran process ----
+ * Connects to ltran's unix socket, learns its DPDK file prefix, starts EAL
+ * as a secondary process of ltran with argv plus --proc-type=secondary and
+ * --file-prefix (written to added, space-separated), registers ip, and
+ * opens the rx/tx rings ltran made for this process. Once per process (it
+ * starts EAL). Returns NULL with a reason in err. nic/ltran_nic.c. */
+struct nic_ltran_params {
+    const char *socket_path;
+    uint32_t ip;            /* network order */
+    int argc;               /* argv[0] is a program name */
+    char **argv;
+    uint16_t priv_size;     /* per-mbuf area the caller needs (rx pbuf) */
+    uint16_t burst;         /* rx burst (nic_read_number) */
+};
+NIC_DPDK_EXPORT struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t addedlen,
+                                           char *err, size_t errlen);
 
 /* ---- memory ---- */
 

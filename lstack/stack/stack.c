@@ -251,3 +251,10 @@ void stack_close(struct stack *s)
     lwip_unload(&s->L);
     free(s);
 }
+
+int stack_claim_listen(struct stack *s, uint16_t port, bool on)
+{
+    if (s->nic->ops->claim_listen == NULL)
+        return 0;
+    return s->nic->ops->claim_listen(s->nic, ip4_addr_get_u32(netif_ip4_addr(&s->netif)), port, on);
+}

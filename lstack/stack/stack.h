@@ -11,6 +11,7 @@
 #ifndef LSTACK_STACK_H
 #define LSTACK_STACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "conf/conf.h"
@@ -91,6 +92,13 @@ void stack_describe_nic(const struct stack *s, nic_describe_fn emit, void *ctx);
 /* The port's MAC and DPDK name. */
 void stack_mac(const struct stack *s, uint8_t mac[6]);
 const char *stack_port_name(const struct stack *s);
+
+/* Tell the port that this stack listens (on) or no longer listens on TCP
+ * port (network order) of its address: a port shared through ltran sends
+ * the SYNs for it here only once claimed. Returns 0 (also for a port that
+ * needs no claim), -EADDRINUSE (another process listens there), or another
+ * -errno from the port. */
+int stack_claim_listen(struct stack *s, uint16_t port, bool on);
 
 /* Take the netif down, close the port, unload lwIP. NULL is fine. */
 void stack_close(struct stack *s);
