@@ -42,17 +42,23 @@ static uint32_t sock_room(void *ctx)
 }
 
 /* Configure this stack's lwIP copy from conf and the port, before
- * lwip_init. Returns 0 or -1 (err). */
-static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const struct nic_caps *caps,
+ * lwip_init; caps->tso_max becomes 0 where the stack does not use TSO.
+ * Returns 0 or -1 (err). */
+static int configure_lwip(struct stack *s, const struct lstack_conf *conf, struct nic_caps *caps,
                           char *err, size_t errlen)
 {
     uint32_t mss = caps->mtu > 40 ? caps->mtu - 40u : 536u;
     if (mss > LSTACK_TCP_MSS_MAX)
         mss = LSTACK_TCP_MSS_MAX;
+    /* TSO where the port cuts TCP frames and fills in their checksums
+     * (lwIP then leaves them 0, netif.c) and takes at least two MSS. */
+    if (!caps->tx_cksum || caps->tso_max < 2 * mss)
+        caps->tso_max = 0;
     struct lstack_lwip_conf lc = {
         .rcv_wnd = conf->tcp_rcv_wnd,
         .snd_buf = conf->tcp_snd_buf,
         .mss = mss,
+        .tso_max = caps->tso_max,
         .mem_limit = arena_limit(conf),
         .pcb_hint = conf->tcp_conn_count,
         .log = lwip_log,
@@ -87,6 +93,8 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     }
     struct nic_caps caps;
     nic->ops->caps(nic, &caps);
+    if (nic->ops->tx_frame_tso == NULL)
+        caps.tso_max = 0;
     if (configure_lwip(s, conf, &caps, err, errlen) != 0) {
         lwip_unload(&s->L);
         free(s);
