@@ -562,6 +562,21 @@ int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct ni
     return 0;
 }
 
+int nic_mem_prealloc(struct nic *n, uint32_t count)
+{
+    struct mem_pair *pair = mem_port(n)->pair;
+    for (uint32_t i = 0; i < count; i++) {
+        struct mem_pkt *p = calloc(1, sizeof(*p) + pair->priv_size);
+        if (p == NULL)
+            return -1;
+        p->next = pair->spare;
+        pair->spare = p;
+        LSTACK_POISON(p->data, MEM_FRAME_MAX);
+        LSTACK_POISON(p->priv, pair->priv_size);
+    }
+    return 0;
+}
+
 void nic_mem_set_tap(struct nic *n, nic_mem_tap_fn fn, void *ctx)
 {
     struct mem_port *m = mem_port(n);

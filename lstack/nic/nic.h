@@ -200,5 +200,9 @@ void nic_mem_set_tap(struct nic *n, nic_mem_tap_fn fn, void *ctx);
  * counts against the peer's buffers). Returns 0, or -1 (longer than a
  * buffer, the peer's buffers all in use, out of memory). */
 int nic_mem_inject(struct nic *n, const uint8_t *frame, uint16_t len);
+/* Add count frame buffers to the pair's free list now (as a pool is
+ * allocated up front), so that sending and cutting frames later needs no
+ * malloc while fewer are in use. Returns 0, or -1 (out of memory). */
+int nic_mem_prealloc(struct nic *n, uint32_t count);
 
 #endif
