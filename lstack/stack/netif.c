@@ -59,7 +59,7 @@ void stack_netif_input(struct stack *s, const struct nic_pkt *pkt)
     }
 }
 
-/* A TSO segment (longer than the MTU): into the port's buffers, for the
+/* A TSO segment (more than one MSS): into the port's buffers, for the
  * port to cut by the MSS lwIP names while it outputs the segment. */
 static err_t linkoutput_tso(struct stack *s, struct pbuf *p, uint16_t mss)
 {
@@ -79,10 +79,11 @@ static err_t linkoutput_tso(struct stack *s, struct pbuf *p, uint16_t mss)
 static err_t linkoutput(struct netif *nif, struct pbuf *p)
 {
     struct stack *s = nif->state;
-    if (p->tot_len > s->caps.mtu + 14u && s->caps.tso_max != 0) {
-        /* Sized while lwIP outputs the segment; 0 for a frame lwIP queued
-         * (for ARP) and sends later: it goes the plain way and is dropped
-         * as too long, and TCP sends it again. */
+    if (s->caps.tso_max != 0) {
+        /* Set while lwIP outputs a segment of more than one MSS (even one
+         * within the MTU: the peer's MSS may be smaller); 0 for a frame
+         * lwIP queued (for ARP) and sends later: that goes the plain way,
+         * is dropped as too long if it is, and TCP sends it again. */
         uint16_t mss = s->L.lstack_lwip_tso_segsz();
         if (mss != 0)
             return linkoutput_tso(s, p, mss);

@@ -42,6 +42,10 @@ struct wire {
     uint64_t dropped;
     uint32_t drop_seq;     /* the dropped frame's TCP sequence number */
     uint64_t resent;       /* data frames seen again starting at drop_seq */
+    uint32_t max_payload;  /* the largest TCP payload seen */
+    uint64_t id_breaks;    /* IPv4 frames whose id is not the previous one's plus 1 */
+    uint16_t last_id;
+    int id_seen;
 };
 
 static struct stack *A, *B;
@@ -55,9 +59,16 @@ static bool tap(void *ctx, const uint8_t *f, uint16_t len)
     w->frames++;
     if (len > 1514)
         w->over_mtu++;
-    if (len < 54 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 6)
+    if (len < 34 || f[12] != 0x08 || f[13] != 0x00)
         return true;
     const uint8_t *ip = f + 14;
+    uint16_t id = (uint16_t)(ip[4] << 8 | ip[5]);
+    if (w->id_seen && id != (uint16_t)(w->last_id + 1))
+        w->id_breaks++;
+    w->id_seen = 1;
+    w->last_id = id;
+    if (len < 54 || f[23] != 6)
+        return true;
     size_t ihl = (size_t)(ip[0] & 0x0f) * 4, tot = (size_t)ip[2] << 8 | ip[3];
     const uint8_t *tcp = ip + ihl;
     size_t doff = (size_t)(tcp[12] >> 4) * 4;
@@ -69,6 +80,8 @@ static bool tap(void *ctx, const uint8_t *f, uint16_t len)
     uint32_t seq = (uint32_t)tcp[4] << 24 | (uint32_t)tcp[5] << 16 | (uint32_t)tcp[6] << 8 | tcp[7];
     w->data_frames++;
     w->payload += pl;
+    if (pl > w->max_payload)
+        w->max_payload = (uint32_t)pl;
     if (pl > MSS)
         w->over_mss++;
     if (w->dropped && seq == w->drop_seq)
@@ -88,16 +101,16 @@ static void pump(void)
 
 /* Open the pair on ports offering caps (both), taps on, and connect.
  * Returns 1 with *c (A's) and *s (B's) connected. */
-static int open_pair(const struct nic_caps *caps, struct lsock **l, struct lsock **c, struct lsock **s,
-                     struct lstack_conf *ca, struct lstack_conf *cb)
+static int open_pair2(const struct nic_caps *caps_a, const struct nic_caps *caps_b, struct lsock **l,
+                     struct lsock **c, struct lsock **s, struct lstack_conf *ca, struct lstack_conf *cb)
 {
     char err[512];
     if (pair_conf(ca, "198.18.0.2", "198.18.0.1", NULL) != 0 || pair_conf(cb, "198.18.0.1", "198.18.0.2", NULL) != 0)
         return 0;
     if (nic_mem_pair(16384, (uint16_t)stack_nic_priv_size(), 32, &NA, &NB) != 0)
         return 0;
-    nic_mem_set_caps(NA, caps);
-    nic_mem_set_caps(NB, caps);
+    nic_mem_set_caps(NA, caps_a);
+    nic_mem_set_caps(NB, caps_b);
     if (stack_open(&A, ca, 0, NA, err, sizeof(err)) != 0 || stack_open(&B, cb, 1, NB, err, sizeof(err)) != 0) {
         printf("# %s\n", err);
         return 0;
@@ -112,6 +125,12 @@ static int open_pair(const struct nic_caps *caps, struct lsock **l, struct lsock
     nic_mem_set_tap(NA, tap, &WA);
     nic_mem_set_tap(NB, tap, &WB);
     return pair_connect(A, B, htonl(0xc6120001), PORT, l, c, s) == 0;
+}
+
+static int open_pair(const struct nic_caps *caps, struct lsock **l, struct lsock **c, struct lsock **s,
+                     struct lstack_conf *ca, struct lstack_conf *cb)
+{
+    return open_pair2(caps, caps, l, c, s, ca, cb);
 }
 
 static void close_pair(struct lsock *l, struct lsock *c, struct lsock *s, struct lstack_conf *ca,
@@ -144,7 +163,7 @@ static double now_s(void)
 /* Move len bytes of a pattern from w to r, in writes of up to 64 KiB,
  * pumping both stacks (for at most 30 s: a retransmission timer may have
  * to fire); 1 if every byte arrived, in order. */
-static int transfer(struct lsock *w, struct lsock *r, size_t len, unsigned salt)
+static int transfer_paced(struct lsock *w, struct lsock *r, size_t len, unsigned salt, unsigned every, size_t chunk)
 {
     static unsigned char out[65536], in[65536];
     size_t sent = 0, got = 0;
@@ -161,8 +180,10 @@ static int transfer(struct lsock *w, struct lsock *r, size_t len, unsigned salt)
                 sent += (size_t)k;
         }
         pump();
+        if (spins % every != 0)
+            continue;
         for (;;) {
-            struct iovec v = {in, sizeof(in)};
+            struct iovec v = {in, chunk};
             ssize_t k = lsock_recv(r, &v, 1, 0);
             if (k <= 0)
                 break;
@@ -172,6 +193,13 @@ static int transfer(struct lsock *w, struct lsock *r, size_t len, unsigned salt)
         }
     }
     return ok && got == len;
+}
+
+/* Move len bytes of a pattern from w to r, the reader taking all there is
+ * every round; 1 if every byte arrived, in order. */
+static int transfer(struct lsock *w, struct lsock *r, size_t len, unsigned salt)
+{
+    return transfer_paced(w, r, len, salt, 1, 65536);
 }
 
 int main(void)
@@ -216,6 +244,9 @@ int main(void)
     checkf(ka.bad == 0 && kb.bad == 0 && ka.prefilled == 0 && kb.prefilled == 0,
            "every cut frame's checksums are right (bad %llu, %llu) and lwIP left them to the port",
            (unsigned long long)ka.bad, (unsigned long long)kb.bad);
+    checkf(WA.id_breaks == 0 && WB.id_breaks == 0,
+           "every frame on the wire has its own IPv4 id, one past the previous (%llu and %llu out of step)",
+           (unsigned long long)WA.id_breaks, (unsigned long long)WB.id_breaks);
     checkf(WA.payload - mb8 < 65536 && WB.payload - mb8 < 65536,
            "no data sent twice without a loss (%llu and %llu extra bytes)",
            (unsigned long long)(WA.payload - mb8), (unsigned long long)(WB.payload - mb8));
@@ -244,6 +275,23 @@ int main(void)
     check(transfer(c, s, 256u << 10, 6), "with the last piece lost, 256 KiB arrive byte-exact (RTO)");
     checkf(WA.dropped == 1 && WA.resent >= 1, "the last piece was lost and sent again (%llu times)",
            (unsigned long long)WA.resent);
+    close_pair(l, c, s, &ca, &cb);
+
+    /* 3b. A slow reader: B reads 1,000 bytes every 20 rounds, so A's window
+     * opens a little at a time (and closes): segments are cut to it. */
+    check(open_pair(&tso, &l, &c, &s, &ca, &cb), "a new pair on TSO ports connects");
+    check(transfer_paced(c, s, 1u << 20, 10, 20, 1000), "to a slow reader, 1 MiB arrives byte-exact");
+    checkf(WA.over_mss == 0, "no frame beyond the MSS (%llu)", (unsigned long long)WA.over_mss);
+    close_pair(l, c, s, &ca, &cb);
+
+    /* 3c. A peer with a smaller MSS (its port's MTU 576: MSS 536): the TSO
+     * frames are cut by that MSS. */
+    const struct nic_caps small = {.mtu = 576, .rx_cksum = true, .tx_cksum = true};
+    check(open_pair2(&tso, &small, &l, &c, &s, &ca, &cb), "a TSO stack connects to a peer with MSS 536");
+    check(transfer(c, s, 2u << 20, 11), "2 MiB arrive byte-exact at the peer with MSS 536");
+    stack_get_stats(A, &sa);
+    checkf(sa.tx_tso > 0 && WA.max_payload == 536, "A sent TSO frames (%llu), cut to at most 536 bytes (largest %u)",
+           (unsigned long long)sa.tx_tso, WA.max_payload);
     close_pair(l, c, s, &ca, &cb);
 
     /* 4. No TSO offered: lwIP segments by MSS, one frame per segment. */
