@@ -10,6 +10,8 @@
  * The ISN hook and the TIME_WAIT reuse of patch 0003: port/tcp_isn.c.
  * The listener's SYN gate (room for a socket, SYN queue, SYN cookies):
  * port/tcp_syn.c and port/syn_cookie.c.
+ * TSO (segments of many MSS for a port that cuts them, patch 0006):
+ * port/tcp_tso.c.
  */
 #ifndef LSTACK_LWIP_HOOKS_H
 #define LSTACK_LWIP_HOOKS_H
