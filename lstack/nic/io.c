@@ -200,6 +200,7 @@ static void dpdk_caps(const struct nic *base, struct nic_caps *c)
         .tx_cksum = (n->tx_offloads & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0,
         /* the frame less its largest headers (Ethernet, IPv4 and TCP with options) */
         .tso_max = n->tso_frame_max > 134 ? n->tso_frame_max - 134 : 0,
+        .tso_mss_max = n->tso_mss_max,
     };
 }
 

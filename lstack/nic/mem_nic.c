@@ -419,7 +419,8 @@ static unsigned mem_tx_frame_tso(struct nic *n, uint32_t len, uint16_t mss, stru
 {
     struct mem_port *m = mem_port(n);
     unsigned need = (len + MEM_FRAME_MAX - 1) / MEM_FRAME_MAX;
-    if (m->caps.tso_max == 0 || mss == 0 || len > m->caps.tso_max + 14u + 120u || len > 0xffff || need > max) {
+    if (m->caps.tso_max == 0 || mss == 0 || (m->caps.tso_mss_max != 0 && mss > m->caps.tso_mss_max) ||
+        len > m->caps.tso_max + 14u + 120u || len > 0xffff || need > max) {
         m->st.drop_tx_toolong++;
         return 0;
     }

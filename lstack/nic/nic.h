@@ -63,6 +63,7 @@ struct nic_caps {
                                  frame (tx_frame_tso) and cuts into MSS frames,
                                  each with its IPv4 id and length, TCP sequence
                                  and flags, and both checksums fixed up; 0: none */
+    uint16_t tso_mss_max;     /* TSO: the largest MSS it cuts by (0: any the MTU takes) */
 };
 
 /* One buffer of an outgoing frame that spans several (tx_frame_tso). */

@@ -59,6 +59,7 @@ static int configure_lwip(struct stack *s, const struct lstack_conf *conf, struc
         .snd_buf = conf->tcp_snd_buf,
         .mss = mss,
         .tso_max = caps->tso_max,
+        .tso_mss = caps->tso_mss_max,
         .mem_limit = arena_limit(conf),
         .pcb_hint = conf->tcp_conn_count,
         .log = lwip_log,

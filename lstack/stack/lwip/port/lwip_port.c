@@ -42,6 +42,7 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
         return -EINVAL;
     port_log = c->log;
     lstack_tcp_tso_max = c->tso_max < LSTACK_TCP_TSO_PAYLOAD_MAX ? c->tso_max : LSTACK_TCP_TSO_PAYLOAD_MAX;
+    lstack_tcp_tso_mss = c->tso_mss;
     lstack_tcp_wnd = c->rcv_wnd;
     lstack_tcp_snd_buf = c->snd_buf;
     lstack_tcp_snd_queuelen = queuelen;

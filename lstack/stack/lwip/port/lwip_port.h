@@ -40,6 +40,7 @@ struct lstack_lwip_conf {
      * LSTACK_TCP_TSO_PAYLOAD_MAX). Only for a port that also fills in the
      * TCP checksums (the netif then leaves them to it). */
     uint32_t tso_max;
+    uint32_t tso_mss;         /* TSO: the largest MSS the port cuts by (0: any) */
     /* Where lwIP's diagnostics and failed asserts go (NULL: stderr). */
     void (*log)(const char *msg);
     /* How many more sockets the stack may open now (tcp_conn_count minus

@@ -43,6 +43,7 @@
 #include "port/lwip_port_priv.h"
 
 uint32_t lstack_tcp_tso_max;
+uint32_t lstack_tcp_tso_mss;
 u16_t lstack_tso_segsz;
 u16_t lstack_tso_pieces = 1;
 
@@ -51,20 +52,28 @@ static int tso_on(const struct tcp_pcb *pcb)
     return lstack_tcp_tso_max != 0 && pcb->mss != 0;
 }
 
+/* The size the port cuts pcb's TSO segments into: its MSS, or less where
+ * the port cuts by less (the segments then hold whole units of that). */
+static u32_t tso_unit(const struct tcp_pcb *pcb)
+{
+    return lstack_tcp_tso_mss != 0 && lstack_tcp_tso_mss < pcb->mss ? lstack_tcp_tso_mss : pcb->mss;
+}
+
 u16_t lstack_tcp_seg_max(const struct tcp_pcb *pcb)
 {
     if (!tso_on(pcb))
         return pcb->mss;
-    u32_t n = lstack_tcp_tso_max / pcb->mss;
-    return n > 1 ? (u16_t)(n * pcb->mss) : pcb->mss;
+    u32_t unit = tso_unit(pcb), n = lstack_tcp_tso_max / unit;
+    return n > 1 && n * unit > pcb->mss ? (u16_t)(n * unit) : pcb->mss;
 }
 
 u16_t lstack_tcp_seg_alloc(const struct tcp_pcb *pcb, u16_t length, u16_t max_length)
 {
     if (!tso_on(pcb))
         return max_length; /* lwIP's own choice with LWIP_NETIF_TX_SINGLE_PBUF */
-    u32_t want = ((u32_t)length + pcb->mss - 1) / pcb->mss * pcb->mss;
-    if (want == 0)
+    u32_t unit = tso_unit(pcb);
+    u32_t want = ((u32_t)length + unit - 1) / unit * unit;
+    if (want < pcb->mss)
         want = pcb->mss;
     return (u16_t)LWIP_MIN(want, (u32_t)max_length);
 }
@@ -161,8 +170,9 @@ void lstack_tcp_tso_out(const struct tcp_pcb *pcb, const struct tcp_seg *seg)
         lstack_tso_pieces = 1;
         return;
     }
-    lstack_tso_segsz = pcb->mss;
-    lstack_tso_pieces = (u16_t)((seg->len + pcb->mss - 1u) / pcb->mss);
+    u32_t unit = tso_unit(pcb);
+    lstack_tso_segsz = (u16_t)unit;
+    lstack_tso_pieces = (u16_t)((seg->len + unit - 1u) / unit);
 }
 
 uint16_t lstack_lwip_tso_segsz(void)
