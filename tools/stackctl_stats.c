@@ -18,7 +18,8 @@
 
 static const char *const skip_type[] = {"type", NULL};
 static const char *const gauges[] = {"sockets", "mbuf_total", "mbuf_free", "mbuf_in_use", "fds_open",
-                                     "fds_limit", "fds_stack", "fds_hugepage", NULL};
+                                     "fds_limit", "fds_stack", "fds_hugepage", "frag_mbufs_held",
+                                     "frag_mbufs_max", NULL};
 
 static bool is_gauge(const char *name)
 {

@@ -201,6 +201,13 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "syncookies_sent", st->syncookies_sent);
     ctl_rec_u64(b, "syncookies_recv", st->syncookies_recv);
     ctl_rec_u64(b, "syncookies_failed", st->syncookies_failed);
+    ctl_rec_u64(b, "frag_in", st->frag_in);
+    ctl_rec_u64(b, "frag_reassembled", st->frag_reassembled);
+    ctl_rec_u64(b, "frag_dropped", st->frag_dropped);
+    ctl_rec_u64(b, "frag_timeout", st->frag_timeout);
+    ctl_rec_u64(b, "frag_evicted", st->frag_evicted);
+    ctl_rec_u64(b, "frag_mbufs_held", st->frag_mbufs_held);
+    ctl_rec_u64(b, "frag_mbufs_max", st->frag_mbufs_max);
     ctl_rec_u64(b, "polls", st->polls);
     ctl_rec_u64(b, "busy_polls", st->busy_polls);
     ctl_rec_end(b);
@@ -239,6 +246,13 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     total->conn_reset += x->conn_reset;
     total->conn_aborted += x->conn_aborted;
     total->sockets += x->sockets;
+    total->frag_in += x->frag_in;
+    total->frag_reassembled += x->frag_reassembled;
+    total->frag_dropped += x->frag_dropped;
+    total->frag_timeout += x->frag_timeout;
+    total->frag_evicted += x->frag_evicted;
+    total->frag_mbufs_held += x->frag_mbufs_held;
+    total->frag_mbufs_max += x->frag_mbufs_max;
 }
 
 /* fds_stack / fds_hugepage: the fds the stack holds now (ctl_stack_fds.c); left

@@ -37,6 +37,14 @@ struct stack_stats {
     uint64_t conn_reset;                /* ended by a reset from the peer (refused connects included) */
     uint64_t conn_aborted;              /* ended by a reset from us (close with unread data, linger 0) */
     uint64_t sockets;                   /* sockets open now, counted against tcp_conn_count */
+    /* IPv4 reassembly, counted by lwIP (lwip/port/ip_reass_stats.c): */
+    uint64_t frag_in;                   /* fragments taken in */
+    uint64_t frag_reassembled;          /* datagrams made whole */
+    uint64_t frag_dropped;              /* fragments dropped: duplicate, overlap, > 65535, IP options, no room */
+    uint64_t frag_timeout;              /* datagrams freed incomplete after 15 s */
+    uint64_t frag_evicted;              /* datagrams freed to make room (frag_mbufs_max reached) */
+    uint64_t frag_mbufs_held;           /* received frames waiting in reassembly now (gauge) */
+    uint64_t frag_mbufs_max;            /* ... the most that may wait: pool / 4, at most 128 (gauge) */
 };
 
 /* Bytes each received buffer must reserve for the stack (its priv area):

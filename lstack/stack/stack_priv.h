@@ -24,6 +24,7 @@ struct stack {
     struct stack_stats st;     /* nic part filled on demand */
     uint32_t max_socks;        /* tcp_conn_count */
     struct lstack_lwip_limits tcp; /* this stack's window and buffer sizes */
+    int syn_retries;           /* net.ipv4.tcp_syn_retries, read at start (TCP_SYNCNT's default) */
 
     /* sock layer (lstack/sock/, see tcp_sock.c): */
     uint32_t sock_count;       /* lsocks counted against max_socks */

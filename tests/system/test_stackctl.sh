@@ -199,7 +199,7 @@ echo "   conn_accepted +$acc (2 tests x 50 clients), epoll_waits +$ew"
 ((bad == 0)) || r_fail "stats counters did not grow as the benchmark did (above)"
 t_ok "show stats: packets, bytes, reads, writes, accepts, epoll waits grow with the benchmark"
 
-"$SC" -p "$PID" show stats >"$T_WORK/stats.txt" || r_fail "show stats (table) failed"
+"$SC" -p "$PID" show stats >"$T_WORK/stats.txt" 2>"$T_WORK/sc.err" || r_fail "show stats (table) failed: $(cat "$T_WORK/sc.err")"
 grep -qE "^COUNTER +STACK 0 +TOTAL$" "$T_WORK/stats.txt" && grep -qE "^reads +[0-9]+$" "$T_WORK/stats.txt" ||
     r_fail "stats table: $(head -n 3 "$T_WORK/stats.txt")"
 r_bench_bg srv "$T_WORK/bg.log" -c 20 -n 400000 -t ping
@@ -252,7 +252,7 @@ SILENT=$!
 R_BG_PIDS+=("$SILENT")
 for ((i = 0; i < 50; i++)); do grep -q ready "$T_WORK/silent.log" 2>/dev/null && break; sleep 0.1; done
 t0=$(date +%s%N)
-"$SC" -p "$PID" show stats >/dev/null || r_fail "show stats behind 10 silent clients failed"
+"$SC" -p "$PID" show stats >/dev/null 2>"$T_WORK/sc.err" || r_fail "show stats behind 10 silent clients failed: $(cat "$T_WORK/sc.err")"
 ms=$((($(date +%s%N) - t0) / 1000000))
 kill "$SILENT" 2>/dev/null
 wait "$SILENT" 2>/dev/null

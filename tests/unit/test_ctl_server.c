@@ -34,13 +34,6 @@
 static struct stack *A, *B;
 #define CTL_EXTRA "tcp_conn_count = 64;\nunix_prefix = \"t_\";"
 
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
-
-
-
 static void pump(int rounds)
 {
     for (int i = 0; i < rounds; i++) {

@@ -10,7 +10,7 @@
  * The ISN hook and the TIME_WAIT reuse of patch 0003: port/tcp_isn.c.
  * The listener's SYN gate (room for a socket, SYN queue, SYN cookies):
  * port/tcp_syn.c and port/syn_cookie.c.
- * TSO (segments of many MSS for a port that cuts them, patch 0006):
+ * TSO (segments of many MSS for a port that cuts them, patch 0008):
  * port/tcp_tso.c.
  */
 #ifndef LSTACK_LWIP_HOOKS_H
@@ -49,7 +49,7 @@ err_t lstack_tcp_listen_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, u1
 
 #if LSTACK_TCP_TSO
 /* TCP segments larger than the MSS for a port that cuts them (TSO;
- * port/tcp_tso.c, patch 0006). Every one leaves lwIP as it was when the
+ * port/tcp_tso.c, patch 0008). Every one leaves lwIP as it was when the
  * copy was configured without TSO (lstack_lwip_conf.tso_max 0). */
 struct tcp_seg;
 /* The largest segment tcp_write builds for pcb: with TSO the most whole

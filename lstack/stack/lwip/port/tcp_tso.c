@@ -1,6 +1,6 @@
 /*
  * tcp_tso.c - TCP segments larger than the MSS, for a port that cuts them
- * into MSS frames itself (TSO): what patch 0006 calls from lwIP's TCP.
+ * into MSS frames itself (TSO): what patch 0008 calls from lwIP's TCP.
  *
  * Owns: how large a segment tcp_write builds (many whole MSS, at most
  * LSTACK_TCP_TSO_PAYLOAD_MAX), when a large segment is cut to the window,
