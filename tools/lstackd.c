@@ -34,6 +34,7 @@
 #include "common/pkt_fanout.h"
 #include "conf/conf.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_runtime.h"
 #include "ctl/ctl_stack_fds.h"
 #include "nic/nic.h"
 #include "stack/stack.h"
@@ -132,6 +133,22 @@ static void print_stats(const struct stack *s)
            (unsigned long)st.frag_in, (unsigned long)st.frag_reassembled, (unsigned long)st.frag_dropped,
            (unsigned long)st.frag_timeout, (unsigned long)st.frag_evicted, (unsigned long)st.frag_mbufs_held,
            (unsigned long)st.frag_mbufs_max);
+    /* The rounds as stackctl shows them (ctl_runtime.h), since the start. */
+    struct ctl_rounds c = {.rounds = st.polls,
+                           .busy = st.rounds.busy,
+                           .rx_frames = st.rounds.rx_frames,
+                           .tx_frames = st.rounds.tx_frames,
+                           .busy_cycles = st.rounds.busy_cycles,
+                           .idle_cycles = st.rounds.idle_cycles,
+                           .tsc_hz = st.rounds.tsc_hz};
+    struct ctl_runtime rt;
+    ctl_runtime_derive(&c, 0, 1, &rt);
+    printf("lstackd: runtime rounds=%lu rounds_busy=%lu rounds_rx_frames=%lu rounds_tx_frames=%lu"
+           " rounds_busy_cycles=%lu rounds_idle_cycles=%lu tsc_hz=%lu rounds_per_s=%.0f busy_pct=%.2f"
+           " frames_per_busy_round=%.2f cycles_per_frame=%.0f busy_us=%.0f\n",
+           (unsigned long)c.rounds, (unsigned long)c.busy, (unsigned long)c.rx_frames, (unsigned long)c.tx_frames,
+           (unsigned long)c.busy_cycles, (unsigned long)c.idle_cycles, (unsigned long)c.tsc_hz, rt.rounds_per_s,
+           rt.busy_pct, rt.frames_per_busy_round, rt.cycles_per_frame, rt.busy_us);
 }
 
 static void install_signals(void)

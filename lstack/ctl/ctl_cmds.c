@@ -210,10 +210,17 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "frag_mbufs_max", st->frag_mbufs_max);
     ctl_rec_u64(b, "polls", st->polls);
     ctl_rec_u64(b, "busy_polls", st->busy_polls);
+    ctl_rec_u64(b, "rounds_busy", st->rounds.busy);
+    ctl_rec_u64(b, "rounds_rx_frames", st->rounds.rx_frames);
+    ctl_rec_u64(b, "rounds_tx_frames", st->rounds.tx_frames);
+    ctl_rec_u64(b, "rounds_busy_cycles", st->rounds.busy_cycles);
+    ctl_rec_u64(b, "rounds_idle_cycles", st->rounds.idle_cycles);
+    ctl_rec_u64(b, "tsc_hz", st->rounds.tsc_hz);
     ctl_rec_end(b);
 }
 
-/* total += x, field by field (every field is a counter or a gauge that adds). */
+/* total += x, field by field (every field is a counter or a gauge that adds,
+ * but tsc_hz). */
 static void add_sample(struct stack_stats *total, const struct stack_stats *x)
 {
     const struct nic_stats *a = &x->nic;
@@ -236,6 +243,13 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     total->tx_tso += x->tx_tso;
     total->polls += x->polls;
     total->busy_polls += x->busy_polls;
+    total->rounds.busy += x->rounds.busy;
+    total->rounds.rx_frames += x->rounds.rx_frames;
+    total->rounds.tx_frames += x->rounds.tx_frames;
+    total->rounds.busy_cycles += x->rounds.busy_cycles; /* one TSC for all stacks */
+    total->rounds.idle_cycles += x->rounds.idle_cycles;
+    if (x->rounds.tsc_hz > total->rounds.tsc_hz)
+        total->rounds.tsc_hz = x->rounds.tsc_hz; /* a rate, not a count: the stacks' (measured alike) */
     total->conn_opened += x->conn_opened;
     total->conn_accepted += x->conn_accepted;
     total->conn_refused += x->conn_refused;

@@ -73,6 +73,7 @@ static err_t linkoutput_tso(struct stack *s, struct pbuf *p, uint16_t mss)
         off = (uint16_t)(off + iov[i].len);
     }
     s->st.tx_tso++;
+    s->tx_queued++; /* one frame for the port, as stack_poll counts them */
     return ERR_OK;
 }
 
@@ -92,6 +93,7 @@ static err_t linkoutput(struct netif *nif, struct pbuf *p)
     if (buf == NULL)
         return ERR_MEM;
     s->L.pbuf_copy_partial(p, buf, p->tot_len, 0);
+    s->tx_queued++; /* the round that follows counts it (stack_poll) */
     return ERR_OK;
 }
 

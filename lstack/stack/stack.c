@@ -3,7 +3,7 @@
  *
  * Owns the order of bring-up (lwIP copy and its configuration, port, netif)
  * and tear-down, and the per-round work: rx burst -> frame filter -> lwIP ->
- * timers -> tx flush.
+ * timers -> tx flush, timed by round_acct.h.
  * Rejected: calling lwIP's timers from a separate timer thread (lwIP is not
  * thread-safe without a core lock, and the build has none: NO_SYS).
  */
@@ -166,6 +166,7 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
         return -1;
     }
     nic->ops->tx_flush(nic); /* the gratuitous ARP and the gateway query */
+    s->tx_counted = s->tx_queued; /* sent by the open, not by a round */
     *out = s;
     return 0;
 }
@@ -174,6 +175,7 @@ unsigned stack_poll(struct stack *s)
 {
     struct nic_pkt pkts[s->burst];
     struct nic *nic = s->nic;
+    round_acct_begin(&s->round, &s->st.rounds, round_clock_now());
     unsigned n = nic->ops->rx_burst(nic, pkts, s->burst);
     s->st.polls++;
     if (n > 0)
@@ -191,6 +193,11 @@ unsigned stack_poll(struct stack *s)
     }
     s->L.sys_check_timeouts();
     nic->ops->tx_flush(nic);
+    /* Frames lwIP queued since the last round: in it, or in the
+     * application's socket calls since (they left in this flush). */
+    unsigned tx = (unsigned)(s->tx_queued - s->tx_counted);
+    s->tx_counted = s->tx_queued;
+    round_acct_end(&s->round, &s->st.rounds, n, tx);
     return n;
 }
 
@@ -219,6 +226,11 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     st->frag_evicted = rs.evicted;
     st->frag_mbufs_held = rs.pbufs_waiting;
     st->frag_mbufs_max = rs.pbufs_max;
+#if ROUND_CLOCK_TSC
+    st->rounds.tsc_hz = s->L.lstack_lwip_tsc_hz();
+#else
+    st->rounds.tsc_hz = 1000000000u; /* the round clock is CLOCK_MONOTONIC's nanoseconds */
+#endif
     s->nic->ops->get_stats(s->nic, &st->nic);
 }
 

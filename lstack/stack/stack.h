@@ -19,6 +19,17 @@
 
 struct stack;
 
+/* Poll rounds, timed (stack/round_acct.h says what is busy and what the
+ * busy time includes). Cycles are round-clock ticks: TSC ticks on x86. */
+struct stack_rounds {
+    uint64_t busy;          /* rounds that received a frame or sent one lwIP queued */
+    uint64_t rx_frames;     /* frames received by rounds */
+    uint64_t tx_frames;     /* frames lwIP queued for sending (sent by the next round's flush at the latest) */
+    uint64_t busy_cycles;   /* from the start of a busy round to the start of the next round */
+    uint64_t idle_cycles;   /* the same from the start of the other rounds */
+    uint64_t tsc_hz;        /* round-clock ticks per second (0: not measured yet) */
+};
+
 struct stack_stats {
     struct nic_stats nic;
     uint64_t drop[FRAME_VERDICT_COUNT]; /* by frame_filter verdict; [FRAME_PASS] unused */
@@ -26,6 +37,7 @@ struct stack_stats {
     uint64_t tx_tso;                    /* TSO frames handed to the port (it cut each into MSS frames) */
     uint64_t polls;                     /* stack_poll calls */
     uint64_t busy_polls;                /* ... that received at least one frame */
+    struct stack_rounds rounds;         /* the rounds' time and frames */
     /* Connections, counted by the sock layer (lstack/sock/tcp_sock.c): */
     uint64_t conn_opened;               /* connect() completed (active open) */
     uint64_t conn_accepted;             /* established on a listener (passive open) */
@@ -60,7 +72,8 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
                char *err, size_t errlen);
 
 /* One round: receive a burst, filter it, feed lwIP, run lwIP's due timers,
- * send what lwIP queued. Returns the frames received (0: idle). */
+ * send what lwIP queued. Returns the frames received (0: nothing arrived).
+ * Times the round (stack/round_acct.h): one TSC read. */
 unsigned stack_poll(struct stack *s);
 
 /* Milliseconds until lwIP's next timer is due (a bound for idle sleeps). */

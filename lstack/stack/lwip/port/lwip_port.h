@@ -121,4 +121,10 @@ void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);
 void lstack_lwip_syn_stats(struct lstack_lwip_syn_stats *out);
 void lstack_lwip_reass_stats(struct lstack_lwip_reass_stats *out);
 
+/* TSC ticks per second, as this copy's clock (sys_now.c) measured them
+ * against CLOCK_MONOTONIC; 0 before the first measurement (about 10 ms
+ * after the first sys_now) and where there is no TSC (not x86). Any
+ * thread (a racy read of one word). */
+uint64_t lstack_lwip_tsc_hz(void);
+
 #endif
