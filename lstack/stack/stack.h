@@ -35,6 +35,7 @@ struct stack_stats {
     struct nic_stats nic;
     uint64_t drop[FRAME_VERDICT_COUNT]; /* by frame_filter verdict; [FRAME_PASS] unused */
     uint64_t lwip_input_err;            /* lwIP refused a frame we passed */
+    uint64_t tx_tso;                    /* TSO frames handed to the port (it cut each into MSS frames) */
     uint64_t polls;                     /* stack_poll calls */
     uint64_t busy_polls;                /* ... that received at least one frame */
     struct stack_rounds rounds;         /* the rounds' time and frames */

@@ -140,6 +140,10 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * the backlog fields are 16-bit (patch 0004). */
 #define LSTACK_TCP_BACKLOG_U16 1
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
+/* Segments of many MSS where the stack's port cuts them (TSO): patch 0008
+ * and port/tcp_tso.c; off at run time unless lstack_lwip_conf.tso_max is
+ * set (the port offers TSO and checksum offload). */
+#define LSTACK_TCP_TSO 1
 
 #define LSTACK_TCP_WND_DEFAULT (256u * 1024u)
 #define LSTACK_TCP_SND_BUF_DEFAULT (256u * 1024u)
