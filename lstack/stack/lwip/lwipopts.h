@@ -104,6 +104,20 @@ void lstack_lwip_free(void *p);
 #define TCP_OVERSIZE 1460          /* how far a copy-in allocation may be oversized */
 #define LWIP_NETIF_TX_SINGLE_PBUF 1 /* a segment is one contiguous buffer */
 #define TCP_MSL 30000UL            /* TIME_WAIT lasts 2 x MSL = 60 s, as Linux */
+/* Retransmission timers (patch 0006, docs/reliability.md "Loss recovery"):
+ * lwIP counts RTT and RTO in ticks of its slow timer (2 x TCP_TMR_INTERVAL).
+ * lwIP's 250 ms timer made that 500 ms ticks, an RTO of 1-3 s on a LAN and
+ * delayed ACKs of up to 250 ms; a 25 ms timer gives 50 ms ticks and delayed
+ * ACKs of at most 25 ms (Linux: 40 ms). The RTO is SRTT + 4 x RTTVAR
+ * (RFC 6298) with Linux's 200 ms floor, and starts at 1 s (RFC 6298 2.1).
+ * Cost: tcp_slowtmr walks every pcb 20 times a second instead of twice.
+ * Every other lwIP timeout is in milliseconds and scales with the tick;
+ * the zero-window probe backoff (a table in ticks) runs 10x faster:
+ * 150 ms up to 6 s between probes (Linux backs off from the RTO, 200 ms,
+ * up to 120 s). */
+#define TCP_TMR_INTERVAL 25
+#define LSTACK_TCP_RTO_MIN_MS 200
+#define LSTACK_TCP_RTO_INIT_MS 1000
 /* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
  * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
 #define LSTACK_TCP_MIN_SND_MSS 48
