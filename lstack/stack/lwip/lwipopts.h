@@ -118,6 +118,17 @@ void lstack_lwip_free(void *p);
 #define TCP_TMR_INTERVAL 25
 #define LSTACK_TCP_RTO_MIN_MS 200
 #define LSTACK_TCP_RTO_INIT_MS 1000
+/* Loss recovery of the sender (patch 0007, docs/reliability.md): the
+ * peer's SACK blocks mark what arrived; a segment with LSTACK_TCP_DUPTHRESH
+ * SACKed segments above it is sent again at once (RFC 6675), partial ACKs
+ * keep the recovery going (RFC 6582), and D-SACKs that show a recovery was
+ * caused by reordering undo it and double the connection's threshold, up
+ * to LSTACK_TCP_DUPTHRESH_MAX (Linux adapts tp->reordering likewise). */
+#define LSTACK_TCP_SACK_RECOVERY 1
+#define LSTACK_TCP_DUPTHRESH 3
+#define LSTACK_TCP_DUPTHRESH_MAX 16
+/* ... and a tail loss probe after 2 slow ticks (50-100 ms) without an ACK. */
+#define LSTACK_TCP_TLP_TICKS 2
 /* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
  * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
 #define LSTACK_TCP_MIN_SND_MSS 48
