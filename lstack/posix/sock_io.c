@@ -11,6 +11,11 @@
  * returns that count, like Linux; a blocking one returns when everything is
  * queued (or its timeout expired, or an error came after some bytes).
  *
+ * A call with one entry (read, write, send, recv) first makes its one
+ * lsock_recv / lsock_send directly, without the cursor: the checks and the
+ * loop cost more than the call itself; it goes on to the loop only when
+ * that call left something to do (nothing there yet, a partial write).
+ *
  * Frames that a write queues leave at the next poll round: in
  * run-to-completion that is the application's next epoll_wait, so the
  * replies Redis writes in one event-loop turn leave in one burst.
