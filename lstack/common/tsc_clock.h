@@ -1,11 +1,16 @@
 /*
  * tsc_clock.h - CLOCK_MONOTONIC, estimated from the CPU's time-stamp counter,
- * for the clocks read once per poll round: lwIP's sys_now (each copy's
- * port/sys_now.c) and the event layer's wait loop (event/wait.c).
+ * for the event layer's wait loop (event/wait.c), which reads the time once
+ * per poll round. The same scheme as lwIP's sys_now (port/sys_now.c, which
+ * also checks each measurement against a held-up thread and shares its rate
+ * with the stack's round accounting; it stays in the library: lwIP's copy
+ * and this one are separate clocks).
  *
  * On x86 the TSC is read (no system call, no vDSO page) and scaled by a
  * ratio measured against CLOCK_MONOTONIC, which is read again only about
- * once a second to re-anchor (so a drift of the estimate never accumulates).
+ * once a second to re-anchor (so a drift of the estimate never accumulates);
+ * a measurement reads the clock on both sides of the TSC and is put off when
+ * the thread was held up in between (more than 50 us).
  * Elsewhere, and until the first ratio is measured (10 ms after the first
  * read), CLOCK_MONOTONIC is read directly. The values a clock returns never
  * go backwards; an estimate may be ahead of CLOCK_MONOTONIC by the drift

@@ -36,7 +36,7 @@
 #include "common/tsc_clock.h"
 #include "event/ev_priv.h"
 #include "event/event.h"
-#include "posix/libc.h"
+#include "common/libc.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"
 

@@ -145,6 +145,7 @@ static void on_err(void *arg, err_t err)
         e = ETIMEDOUT; /* lwIP's timers: SYN / retransmission / keepalive gave up */
     else
         e = -lsock_errno(err);
+    lsock_connect_timer_stop(s);
     if (err == ERR_RST)
         s->st->st.conn_reset++; /* stackctl show stats */
     s->pcb = NULL;
@@ -160,6 +161,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
     (void)err; /* always ERR_OK in lwIP 2.1 */
     if (s == NULL)
         return ERR_OK;
+    lsock_connect_timer_stop(s);
     s->state = LS_CONNECTED;
     s->ever_connected = true;
     s->st->st.conn_opened++;
@@ -219,9 +221,20 @@ struct stack *lsock_stack(const struct lsock *s)
     return s->st;
 }
 
-struct epitem **lsock_watchers(struct lsock *s)
+struct lsock_watcher **lsock_watchers(struct lsock *s)
 {
     return &s->watchers;
+}
+
+bool lsock_view_of(const void *arg, const void *pcb, struct lsock_view *v)
+{
+    const struct lsock *s = arg;
+    if (s == NULL || (const void *)s->pcb != pcb)
+        return false;
+    *v = (struct lsock_view){.fd = s->fd, .backlog = s->backlog, .recv_q = s->rx_bytes};
+    for (const struct lsock *q = s->acc_head; q != NULL; q = q->acc_next)
+        v->accept_q++;
+    return true;
 }
 
 void lsock_set_fd(struct lsock *s, int fd)
@@ -273,6 +286,14 @@ int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port)
     return 0;
 }
 
+int lsock_unbind(struct lsock *s)
+{
+    if (s->state != LS_BOUND)
+        return -EINVAL;
+    drop_closed_pcb(s);
+    return 0;
+}
+
 /* The SYN queue a listen() backlog gives, as Linux sizes it: at most
  * somaxconn (a negative backlog, as unsigned, gets that too), at least 1. */
 static uint16_t syn_queue_len(int backlog)
@@ -297,14 +318,22 @@ int lsock_listen(struct lsock *s, int backlog)
     }
     if (s->state != LS_BOUND)
         return -EINVAL;
+    /* A shared port (ltran) must send this listener's SYNs here: claimed
+     * first, so that a refusal (another process listens there) leaves the
+     * socket bound, as a failed listen does. */
+    int claim = stack_claim_listen(s->st, htons(s->pcb->local_port), true);
+    if (claim != 0)
+        return claim;
     err_t e = ERR_OK;
     int saved = errno;
     /* lwIP's argument is 8-bit; the queue length is set below (patch 0004
      * made the field 16-bit). */
     struct tcp_pcb *lpcb = lsock_lwip(s)->tcp_listen_with_backlog_and_err(s->pcb, 0xff, &e);
     errno = saved;
-    if (lpcb == NULL)
+    if (lpcb == NULL) {
+        stack_claim_listen(s->st, htons(s->pcb->local_port), false);
         return lsock_errno(e != ERR_OK ? e : ERR_MEM); /* s->pcb is still the bound pcb */
+    }
     /* lwIP freed the old pcb and copied arg and so_options to lpcb. */
     s->pcb = lpcb;
     s->state = LS_LISTEN;
@@ -397,6 +426,7 @@ int lsock_connect(struct lsock *s, uint32_t addr, uint16_t port)
     s->state = LS_CONNECTING;
     s->connect_pending = true;
     lsock_save_addrs(s, s->pcb);
+    lsock_connect_timer_start(s);
     lsock_notify(s, false);
     return -EINPROGRESS;
 }
@@ -410,6 +440,7 @@ void lsock_close(struct lsock *s)
     s->pcb = NULL;
     switch (s->state) {
     case LS_LISTEN:
+        stack_claim_listen(s->st, htons(pcb->local_port), false);
         while (s->acc_head != NULL) {
             struct lsock *c = s->acc_head;
             s->acc_head = c->acc_next;
@@ -420,6 +451,7 @@ void lsock_close(struct lsock *s)
         break;
     case LS_BOUND:
     case LS_CONNECTING:
+        lsock_connect_timer_stop(s);
         lsock_detach(L, pcb);
         L->tcp_close(pcb); /* CLOSED / SYN_SENT: freed at once, nothing sent */
         break;

@@ -1,0 +1,34 @@
+/*
+ * pkt_fanout.c - see pkt_fanout.h.
+ */
+#include "common/pkt_fanout.h"
+
+#include <linux/if_packet.h>
+#include <string.h>
+
+#ifndef SOL_PACKET
+#define SOL_PACKET 263
+#endif
+
+static _Thread_local bool window;
+
+void pkt_fanout_nodefrag(bool on)
+{
+    window = on;
+}
+
+const void *pkt_fanout_fix(int level, int name, const void *val, socklen_t len, int *scratch)
+{
+    if (level != SOL_PACKET || name != PACKET_FANOUT || !window || val == NULL || len != sizeof(int))
+        return val;
+    unsigned arg;
+    memcpy(&arg, val, sizeof(arg));
+    /* The argument is the group id (low 16 bits), mode and flags (high 16);
+     * unsigned: the defrag flag shifted lands on an int's sign bit. */
+    const unsigned defrag = (unsigned)PACKET_FANOUT_FLAG_DEFRAG << 16;
+    if (!(arg & defrag))
+        return val;
+    arg &= ~defrag;
+    memcpy(scratch, &arg, sizeof(arg));
+    return scratch;
+}
