@@ -20,7 +20,6 @@
  *     window; a SACK peer's duplicate ACKs without SACK blocks report no
  *     hole, and are ignored now.
  *
- * lsock_changed() belongs to the event layer; here it does nothing.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -48,11 +47,6 @@
 
 static struct stack *A, *B;
 static struct nic *nic_a, *nic_b;
-
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
 
 static double now_ms(void)
 {

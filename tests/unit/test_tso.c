@@ -23,11 +23,6 @@
 
 #include "tap.h"
 
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
-
 #define PORT 7002
 #define MSS 1460
 
