@@ -19,7 +19,6 @@
  *     toward lwIP's three dupacks, a spurious retransmission and a halved
  *     window; a SACK peer's duplicate ACKs without SACK blocks report no
  *     hole, and are ignored now.
- *
  */
 #include <arpa/inet.h>
 #include <errno.h>
