@@ -16,8 +16,13 @@
 #define SOL_PACKET 263
 #endif
 
+/* The flags sit in the high 16 bits; DEFRAG (0x8000) lands on an int's
+ * sign bit, so the shifts are done unsigned. */
+#define FLAGS(f) ((unsigned)(f) << 16)
+
 /* What DPDK 22.11's af_packet PMD asks for: group id, HASH | DEFRAG | ROLLOVER. */
-static const int pmd_arg = 0x1234 | ((PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG | PACKET_FANOUT_FLAG_ROLLOVER) << 16);
+static const int pmd_arg =
+    (int)(0x1234u | FLAGS(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG | PACKET_FANOUT_FLAG_ROLLOVER));
 
 static int passed(int level, int name, const int *val, socklen_t len)
 {
@@ -39,10 +44,10 @@ int main(void)
 
     pkt_fanout_nodefrag(true);
     int got = passed(SOL_PACKET, PACKET_FANOUT, &pmd_arg, sizeof(int));
-    check(!(got & (PACKET_FANOUT_FLAG_DEFRAG << 16)), "window open: FLAG_DEFRAG is cleared");
-    check(got == (pmd_arg & ~(PACKET_FANOUT_FLAG_DEFRAG << 16)),
+    check(!((unsigned)got & FLAGS(PACKET_FANOUT_FLAG_DEFRAG)), "window open: FLAG_DEFRAG is cleared");
+    check((unsigned)got == ((unsigned)pmd_arg & ~FLAGS(PACKET_FANOUT_FLAG_DEFRAG)),
           "window open: group id, mode and the other flags are kept");
-    int plain = 0x1234 | (PACKET_FANOUT_HASH << 16);
+    int plain = (int)(0x1234u | FLAGS(PACKET_FANOUT_HASH));
     check(passed(SOL_PACKET, PACKET_FANOUT, &plain, sizeof(int)) == plain,
           "window open: a request without FLAG_DEFRAG passes as it is");
     int one = 1;
