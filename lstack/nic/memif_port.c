@@ -42,6 +42,7 @@
 
 #define MEMIF_WATCH_US 100000 /* link watch period */
 #define MEMIF_RETRY_MS 1000   /* a client's reconnect attempts, at most this often */
+#define MEMIF_LINK_WAIT_MS 2000 /* a client that reached its server: wait this long for the link at open */
 
 static bool devargs_role_client(const struct rte_eth_dev_info *info)
 {
@@ -139,6 +140,19 @@ bool memif_port_start_failed(struct dpdk_nic *n, int rc)
     fprintf(stderr, "lstack: info: %s: memif server not reachable yet (%s); trying again every %d ms\n", n->name,
             rte_strerror(-rc), MEMIF_RETRY_MS);
     return true;
+}
+
+void memif_port_wait_link(struct dpdk_nic *n)
+{
+    if (!n->link.client || !n->started)
+        return;
+    /* The start connected the control socket; the handshake runs on the
+     * interrupt thread and takes milliseconds. Without this wait the
+     * stack's first frames (gratuitous ARP, the application's first SYN)
+     * would be dropped and TCP would retry only after its initial RTO. */
+    uint64_t end = now_ms() + MEMIF_LINK_WAIT_MS;
+    while (!link_up(n) && now_ms() < end)
+        rte_delay_us_sleep(1000);
 }
 
 int memif_port_watch(struct dpdk_nic *n, char *err, size_t errlen)

@@ -31,7 +31,9 @@ struct dpdk_nic;
  * its bursts (before the port starts); -1 with err set. A failed
  * rte_eth_dev_start (rc < 0) of a memif port: memif_port_start_failed
  * says whether to carry on with the link down (a client whose server is not
- * there yet) and says so on stderr. memif_port_watch: start the link watch
+ * there yet) and says so on stderr. memif_port_wait_link: a client that
+ * reached its server waits (2 s at most) for the link to come up before
+ * the stack sends anything. memif_port_watch: start the link watch
  * (after the start); -1 with err set. memif_port_close: stop the watch
  * (before the port stops); memif_port_release: give the guard back (after
  * it closed). memif_port_describe: the "link" items of a memif port. */
@@ -39,6 +41,7 @@ bool memif_port_is(uint16_t port);
 int memif_port_open(struct dpdk_nic *n, char *err, size_t errlen);
 bool memif_port_start_failed(struct dpdk_nic *n, int rc);
 int memif_port_watch(struct dpdk_nic *n, char *err, size_t errlen);
+void memif_port_wait_link(struct dpdk_nic *n);
 void memif_port_close(struct dpdk_nic *n);
 void memif_port_release(struct dpdk_nic *n);
 void memif_port_describe(const struct dpdk_nic *n, nic_describe_fn emit, void *ctx);

@@ -158,6 +158,8 @@ struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen)
         snprintf(err, errlen, "port %u: start failed: %s", n->port, rte_strerror(-rc));
         goto fail;
     }
+    if (n->memif)
+        memif_port_wait_link(n);
     if (n->memif && memif_port_watch(n, err, errlen) != 0) {
         if (n->started)
             rte_eth_dev_stop(n->port);
