@@ -16,6 +16,7 @@
 #      copies of values written on the server after each cycle.
 # About 2 minutes on an idle 2-core machine. Namespace "${LSTACK_TB}-mif".
 set -u
+# shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=memif
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -103,7 +104,7 @@ stat() { # PID KEY
     m_kernel "$CTL" -p "$1" --json --timeout 5 show stats 2>/dev/null |
         python3 -c 'import json, sys; d = json.load(sys.stdin); k = sys.argv[1]; print(int(d["total"].get(k, d["app"].get(k, -1))))' "$2" 2>/dev/null
 }
-nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+nfds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 
 # ---- 1. start order
 echo "-- 1. start order: server first"
@@ -140,8 +141,9 @@ for ((c = 1; c <= 10; c++)); do
         rc=0
         (M_BIND=redis-benchmark m_run client timeout 60 redis-benchmark -h "$M_IP_SRV" -p 6379 -c 10 -n 4000 -r 1000 -t set,get -q) \
             >"$T_WORK/bench.out" 2>>"$T_WORK/bench.log" || rc=$?
-        ((rc == 0)) && grep -q 'GET: .* requests per second' <(tr '\r' '\n' <"$T_WORK/bench.out") ||
+        if ((rc != 0)) || ! tr '\r' '\n' <"$T_WORK/bench.out" | grep -q 'GET: .* requests per second'; then
             fail "cycle $c: redis-benchmark under lstack failed (status $rc): $(tr '\r' '\n' <"$T_WORK/bench.out" | tail -n 3)"
+        fi
         how="ran to its end: $(tr '\r' '\n' <"$T_WORK/bench.out" | grep -a 'GET:' | tail -n 1)"
     else
         (m_run client redis-benchmark -h "$M_IP_SRV" -p 6379 -c 20 -n 100000000 -r 1000 -t set -q) \
