@@ -20,6 +20,21 @@ client's run, in % of one core; client CPU = user + sys of redis-benchmark
 (the change in the driving shell's children times) over the same time; cpuN busy = non-idle share of CPU N from /proc/stat
 (softirq included, whoever it ran for).
 
+Server CPU per request: the redis-server process's (utime + stime) delta
+over the client's run divided by the requests made (-n times the tests of
+the scenario), for every kind ("server_us_per_req"); for a server under
+lstack also the stack's busy time over the same requests
+("stack_busy_us_per_req"): the poll rounds' busy cycles (rounds that moved
+a frame, and what the polling thread did until its next round: redis's own
+work included, idle polling excluded; lstack/stack/round_acct.h) between
+`stackctl show stats --json` before and after the client (stack_stats.0/.1),
+converted with the TSC rate the stack reports. That is wall-clock time: a
+server the kernel preempts is charged for the wait, so the process's CPU
+time shared out by the busy fraction comes too
+("stack_busy_cpu_us_per_req"). Per scenario: medians over
+rounds, and lstack / kernel ratios of both (results.json "cpu_per_req",
+results.csv, the table, chart-cpu.gp).
+
 Ratios: median over rounds of lstack divided by the median of the kernel,
 for req/s and for each latency percentile. A run with --base-build has a
 third kind, "base" (another lstack build): then base / kernel and lstack /
@@ -45,6 +60,13 @@ SCENARIOS = {
 KINDS = ("kernel", "lstack")
 BASE = "base"  # the kind of a --base-build run
 RUN_DIR = re.compile(r"^s(\d+)-r(\d+)-(kernel|lstack|base)$")
+
+# (scenario, what, op, bound, text): server CPU per request, lstack / kernel.
+# what: "busy" (the stack's busy time) or "process" (utime + stime).
+CPU_TARGETS = [
+    (1, "busy", "<=", 0.35, "kernel client bed, scenario 1: lstack server us/request (stack busy time) "
+                            "<= 0.35x the kernel's (utime + stime)"),
+]
 
 # (scenario, what, op, bound, text). what: rps or p50/p99 ratio
 # lstack/kernel; op ">=" or "<=".
@@ -139,6 +161,25 @@ def cpu_lines(stat_text):
     return out
 
 
+def scenario_nreq(out, s):
+    """The -n of scenario s's client command (commands.txt), or None."""
+    for c in (read(os.path.join(out, "commands.txt"), "") or "").splitlines():
+        m = re.match(rf"^scenario {s} client: .* -n (\d+) ", c + " ")
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def stack_rounds(text):
+    """(busy_cycles, idle_cycles, rounds, busy_rounds, tsc_hz) of the
+    "total" of a `stackctl show stats --json` document, or None."""
+    try:
+        t = json.loads(text)["total"]
+        return tuple(int(t[k]) for k in ("rounds_busy_cycles", "rounds_idle_cycles", "polls", "rounds_busy", "tsc_hz"))
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
 def run_record(d):
     """Everything about one run directory."""
     name = os.path.basename(d.rstrip("/"))
@@ -184,6 +225,28 @@ def run_record(d):
     srv_s = (b - a) / hz if (a is not None and b is not None) else None
     cli_s = (rec.get("client_user_s") or 0) + (rec.get("client_sys_s") or 0)
     rec["foreign_cpu_pct"] = (100.0 * (hz_total - srv_s - cli_s) / wall) if (srv_s is not None and wall) else None
+    # Server CPU per request: the process's, and (lstack) the stack's busy time.
+    nreq = scenario_nreq(os.path.dirname(os.path.dirname(os.path.abspath(d))), rec.get("scenario"))
+    requests = nreq * len(rec["tests"]) if nreq and rec["tests"] else None
+    rec["requests"] = requests
+    rec["server_cpu_s"] = srv_s
+    rec["server_us_per_req"] = srv_s * 1e6 / requests if (srv_s is not None and requests) else None
+    r0 = stack_rounds(read(os.path.join(d, "stack_stats.0")))
+    r1 = stack_rounds(read(os.path.join(d, "stack_stats.1")))
+    rec["stack_busy_s"] = rec["stack_idle_s"] = rec["stack_busy_pct"] = rec["stack_busy_us_per_req"] = None
+    rec["stack_busy_cpu_us_per_req"] = None
+    if r0 and r1 and r1[4] > 0 and r1[0] >= r0[0] and r1[1] >= r0[1]:
+        busy, idle = (r1[0] - r0[0]) / r1[4], (r1[1] - r0[1]) / r1[4]
+        rec["stack_busy_s"], rec["stack_idle_s"] = busy, idle
+        rec["stack_rounds"], rec["stack_busy_rounds"] = r1[2] - r0[2], r1[3] - r0[3]
+        rec["stack_busy_pct"] = 100.0 * busy / (busy + idle) if busy + idle > 0 else None
+        rec["stack_busy_us_per_req"] = busy * 1e6 / requests if requests else None
+        # The busy time is wall-clock (TSC): on a shared machine a preempted
+        # server is charged for the wait. The process's CPU time shared out
+        # by the busy fraction is the same measure without the waits (if
+        # preemption falls on busy and idle time alike).
+        if srv_s is not None and requests and rec["stack_busy_pct"] is not None:
+            rec["stack_busy_cpu_us_per_req"] = srv_s * rec["stack_busy_pct"] / 100.0 * 1e6 / requests
     n0 = netdev_counts(read(os.path.join(d, "netdev.0")))
     n1 = netdev_counts(read(os.path.join(d, "netdev.1")))
     rec["client_if"] = {k: n1[k] - n0[k] for k in n0 if k in n1} if n0 and n1 else None
@@ -248,7 +311,27 @@ def cmd_oneline(d):
     for t, v in r["tests"].items():
         parts.append(f"{t} {fmt_rps(v.get('rps'))} req/s p50 {fmt_ms(v.get('p50'))} p99 {fmt_ms(v.get('p99'))} ms")
     parts.append(f"server CPU {fmt_pct(r['server_cpu_pct'])}, client CPU {fmt_pct(r.get('client_cpu_pct'))}")
+    if r.get("server_us_per_req") is not None:
+        busy = r.get("stack_busy_us_per_req")
+        parts.append(f"server {fmt_us(r['server_us_per_req'])} us/req"
+                     + ("" if busy is None else f", stack busy {fmt_us(busy)} us/req ({fmt_pct(r.get('stack_busy_pct'))};"
+                                                f" that share of its CPU {fmt_us(r.get('stack_busy_cpu_us_per_req'))})"))
     print("; ".join(parts))
+
+
+def cpu_per_req(per_kind, has_base):
+    """Server CPU microseconds per request of a scenario, by kind, and the
+    ratios to the kernel's (process time; the stack's busy time)."""
+    kern = per_kind.get("kernel", {}).get("server_us_per_req")
+    out = {"kernel": {"us": kern}}
+    for k in ("lstack",) + ((BASE,) if has_base else ()):
+        pk = per_kind.get(k, {})
+        out[k] = {"us": pk.get("server_us_per_req"), "busy_us": pk.get("stack_busy_us_per_req"),
+                  "busy_pct": pk.get("stack_busy_pct"), "busy_cpu_us": pk.get("stack_busy_cpu_us_per_req"),
+                  "ratio_process": ratio(pk.get("server_us_per_req"), kern),
+                  "ratio_busy": ratio(pk.get("stack_busy_us_per_req"), kern),
+                  "ratio_busy_cpu": ratio(pk.get("stack_busy_cpu_us_per_req"), kern)}
+    return out
 
 
 def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
@@ -274,11 +357,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         per_kind = {}
         for k in kinds:
             kr = [r for r in srun if r.get("kind") == k and r["status"] == "ok"]
-            nreq = None
-            m = re.search(r" -n (\d+) ", " ".join(c for c in (read(os.path.join(out, "commands.txt"), "") or "").splitlines()
-                                                   if c.startswith(f"scenario {s} client:")) + " ")
-            if m:
-                nreq = int(m.group(1))
+            nreq = scenario_nreq(out, s)
             def per_req(r, key):
                 ci = r.get("client_if")
                 if not ci or key not in ci or not nreq or not r["tests"]:
@@ -289,6 +368,10 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                 "pkts_from_client_per_req": median([per_req(r, "tx_packets") for r in kr]),
                 "rounds_ok": len(kr),
                 "server_cpu_pct": median([r["server_cpu_pct"] for r in kr]),
+                "server_us_per_req": median([r.get("server_us_per_req") for r in kr]),
+                "stack_busy_us_per_req": median([r.get("stack_busy_us_per_req") for r in kr]),
+                "stack_busy_pct": median([r.get("stack_busy_pct") for r in kr]),
+                "stack_busy_cpu_us_per_req": median([r.get("stack_busy_cpu_us_per_req") for r in kr]),
                 "client_cpu_pct": median([r.get("client_cpu_pct") for r in kr]),
                 "cpu_busy_pct": {
                     c: median([r["cpu_busy_pct"].get(c) for r in kr])
@@ -312,7 +395,8 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                 ts["ratio_lstack_base"] = {m: ratio(ts["lstack"][m], ts[BASE][m])
                                            for m in ("rps", "avg", "p50", "p95", "p99")}
             tstats[t] = ts
-        scen[s] = {"args": SCENARIOS.get(s, "?"), "tests": tstats, "kinds": per_kind}
+        scen[s] = {"args": SCENARIOS.get(s, "?"), "tests": tstats, "kinds": per_kind,
+                   "cpu_per_req": cpu_per_req(per_kind, has_base)}
 
     # targets: every test of the scenario must meet it
     targets = []
@@ -323,6 +407,13 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         ok = bool(vals) and all(x is not None and (x >= bound if op == ">=" else x <= bound) for x in vals.values())
         targets.append({"target": text, "scenario": s, "metric": what, "op": op, "bound": bound,
                         "values": vals, "met": ok})
+    for s, what, op, bound, text in CPU_TARGETS:
+        if s not in scen:
+            continue
+        x = scen[s]["cpu_per_req"]["lstack"]["ratio_busy" if what == "busy" else "ratio_process"]
+        ok = x is not None and (x >= bound if op == ">=" else x <= bound)
+        targets.append({"target": text, "scenario": s, "metric": f"server_us_per_req_{what}", "op": op,
+                        "bound": bound, "values": {"all": x}, "met": ok})
     worse = {}
     for s, v in scen.items():
         if not v["tests"]:
@@ -367,7 +458,11 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                    + (["base_rps", "base_kernel_rps_ratio", "lstack_base_rps_ratio",
                        "base_p50_ms", "base_kernel_p50_ratio", "lstack_base_p50_ratio",
                        "base_p99_ms", "base_kernel_p99_ratio", "lstack_base_p99_ratio",
-                       "base_server_cpu_pct", "base_client_cpu_pct", "base_rounds"] if has_base else []))
+                       "base_server_cpu_pct", "base_client_cpu_pct", "base_rounds"] if has_base else [])
+                   + ["kernel_server_us_per_req", "lstack_server_us_per_req", "lstack_busy_us_per_req",
+                      "lstack_kernel_us_ratio", "lstack_busy_kernel_us_ratio", "lstack_busy_cpu_us_per_req",
+                      "lstack_busy_cpu_kernel_us_ratio"]
+                   + (["base_server_us_per_req", "base_busy_us_per_req"] if has_base else []))
         for s, v in scen.items():
             for t, ts in v["tests"].items():
                 k, l = ts["kernel"], ts["lstack"]
@@ -384,6 +479,12 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                             b["p99"], bk["p99"], lb["p99"],
                             v["kinds"][BASE]["server_cpu_pct"], v["kinds"][BASE]["client_cpu_pct"],
                             len(b["rounds"])]
+                cp = v["cpu_per_req"]
+                row += [cp["kernel"]["us"], cp["lstack"]["us"], cp["lstack"]["busy_us"],
+                        cp["lstack"]["ratio_process"], cp["lstack"]["ratio_busy"], cp["lstack"]["busy_cpu_us"],
+                        cp["lstack"]["ratio_busy_cpu"]]
+                if has_base:
+                    row += [cp[BASE]["us"], cp[BASE]["busy_us"]]
                 w.writerow(row)
 
     with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
@@ -391,16 +492,20 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         w.writerow(["scenario", "round", "kind", "status", "test", "rps", "p50_ms", "p99_ms", "max_ms",
                     "wall_s", "server_cpu_pct", "client_cpu_pct",
                     f"cpu{server_cpu}_busy_pct", f"cpu{client_cpu}_busy_pct", "foreign_cpu_pct",
-                    "others_before", "others_after"])
+                    "others_before", "others_after", "requests", "server_us_per_req", "stack_busy_us_per_req",
+                    "stack_busy_pct", "stack_busy_cpu_us_per_req"])
         for r in runs:
             for t, v in (r["tests"] or {"-": {}}).items():
                 w.writerow([r.get("scenario"), r.get("round"), r.get("kind"), r["status"], t,
                             v.get("rps"), v.get("p50"), v.get("p99"), v.get("max"),
                             r["wall_s"], r["server_cpu_pct"], r.get("client_cpu_pct"),
                             r["cpu_busy_pct"].get(f"cpu{server_cpu}"), r["cpu_busy_pct"].get(f"cpu{client_cpu}"),
-                            r.get("foreign_cpu_pct"), r["others_before"], r["others_after"]])
+                            r.get("foreign_cpu_pct"), r["others_before"], r["others_after"], r.get("requests"),
+                            r.get("server_us_per_req"), r.get("stack_busy_us_per_req"), r.get("stack_busy_pct"),
+                            r.get("stack_busy_cpu_us_per_req")])
 
     write_chart(out, scen, has_base)
+    write_cpu_chart(out, scen)
     text = table(result)
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write(text)
@@ -456,6 +561,8 @@ def table(result):
             lines.append(f"  packets per request, to/from the client: kernel {pk(kk.get('pkts_to_client_per_req'))}"
                          f"/{pk(kk.get('pkts_from_client_per_req'))}, lstack {pk(lk.get('pkts_to_client_per_req'))}"
                          f"/{pk(lk.get('pkts_from_client_per_req'))}")
+        if "cpu_per_req" in sv:
+            lines.append(cpu_row(sv["cpu_per_req"]))
         if has_base:
             lines.extend(base_rows(sv, srv, cli, pk))
     lines.append("")
@@ -473,6 +580,62 @@ def table(result):
     if retried:
         lines.append(f"note: {len(retried)} disturbed run(s) were repeated (kept aside as *.noisyN)")
     return "\n".join(lines) + "\n"
+
+
+def fmt_us(v):
+    return "-" if v is None else f"{v:.2f}"
+
+
+def cpu_row(cp):
+    """The table's line of server CPU microseconds per request."""
+    k, l = cp["kernel"], cp["lstack"]
+    text = (f"  server CPU us/request: kernel {fmt_us(k['us'])}, lstack {fmt_us(l['us'])}"
+            f" ({fmt_x(l['ratio_process'])}), lstack stack busy {fmt_us(l['busy_us'])}"
+            f" ({fmt_x(l['ratio_busy'])}; busy {fmt_pct(l['busy_pct'])} of its rounds' time;"
+            f" that share of its CPU time {fmt_us(l['busy_cpu_us'])}, {fmt_x(l['ratio_busy_cpu'])})")
+    if BASE in cp:
+        b = cp[BASE]
+        text += f"; base {fmt_us(b['us'])}, busy {fmt_us(b['busy_us'])} ({fmt_x(b['ratio_busy'])})"
+    return text
+
+
+def write_cpu_chart(out, scen):
+    """chart-cpu.dat + chart-cpu.gp: server CPU microseconds per request by
+    scenario: the kernel's process, lstack's process, lstack's busy time."""
+    rows = [(s, v["cpu_per_req"]) for s, v in scen.items() if "cpu_per_req" in v]
+    if not rows or all(cp["kernel"]["us"] is None for _, cp in rows):
+        return
+
+    def num(x):
+        return "NaN" if x is None else f"{x:.6g}"
+
+    with open(os.path.join(out, "chart-cpu.dat"), "w") as f:
+        f.write("# scenario kernel_us lstack_us lstack_busy_us lstack_busy_cpu_us\n")
+        for s, cp in rows:
+            f.write(f"\"{s}\" {num(cp['kernel']['us'])} {num(cp['lstack']['us'])} {num(cp['lstack']['busy_us'])}"
+                    f" {num(cp['lstack']['busy_cpu_us'])}\n")
+    gp = """\
+set terminal pngcairo size 900,500 font ",10"
+set output "chart-cpu.png"
+set termoption noenhanced
+set datafile missing "NaN"
+set title "redis-server CPU per request (median of rounds; lower is better)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set grid ytics
+set key top left
+set xlabel "scenario"
+set ylabel "microseconds per request"
+set yrange [0:*]
+plot "chart-cpu.dat" using 2:xtic(1) title "kernel: utime+stime" lc rgb "#7f7f7f", \\
+     "" using 3 title "lstack: utime+stime (idle polling included)" lc rgb "#aec7e8", \\
+     "" using 4 title "lstack: stack busy time (TSC)" lc rgb "#1f77b4", \\
+     "" using 5 title "lstack: busy share of utime+stime" lc rgb "#17becf"
+"""
+    with open(os.path.join(out, "chart-cpu.gp"), "w") as f:
+        f.write(gp)
 
 
 def base_rows(sv, srv, cli, pk):

@@ -51,10 +51,19 @@
 #   6  -c 10 -t set,get -d 65536
 #
 # Output (default bench/results/<UTC timestamp>/): results.json, results.csv,
-# summary.txt (the table, also printed), chart.png (gnuplot), commands.txt,
+# summary.txt (the table, also printed), chart.png and chart-cpu.png (server
+# CPU per request) (gnuplot), commands.txt,
 # versions.txt, lstack.conf (lstack-base.conf with --base-build), and
 # raw/<scenario>-r<round>-<kind>/ with each
-# run's redis-benchmark output and /proc snapshots. --perf adds a system-wide
+# run's redis-benchmark output and /proc snapshots (and, for an lstack
+# server, `stackctl show stats --json` before and after the client ran).
+#
+# Server CPU per request (each scenario's table, results.json/csv): the
+# redis-server process's utime + stime over the client's run divided by the
+# requests made (-n times the tests of the scenario), for every kind; for an
+# lstack server also the stack's busy time (its poll rounds' busy cycles
+# over the run, idle polling excluded; docs/stackctl.md) over the requests;
+# and their ratios to the kernel's. --perf adds a system-wide
 # perf (cpu-clock, 2 kHz) profile of every run: raw/.../perf.data,
 # perf-all.txt (by CPU, process, object), perf-sym.txt (by process, object,
 # symbol) and perf-split.txt (the server and the client by object group).
@@ -189,6 +198,11 @@ if [[ -n "$BASE_DIR" ]]; then
     [[ "$BASE_LIB" -ef "$LIB" ]] && echo "bench.sh: note: the base is the measured library itself ($LIB)"
     KINDS+=(base)
 fi
+# stackctl of each lstack build: the server's poll rounds before and after
+# each client run (its busy time per request).
+STACKCTL="$BUILD_DIR/tools/stackctl"
+BASE_STACKCTL="${BASE_DIR:+$BASE_DIR/tools/stackctl}"
+[[ -x "$STACKCTL" ]] || echo "bench.sh: note: no $STACKCTL: no stack busy time per request"
 # The path, not its target: Debian's redis-server is a symlink to
 # redis-check-rdb, which picks its role from argv[0].
 REDIS_SERVER="$(command -v redis-server)"
@@ -511,6 +525,17 @@ others_busy() {
 # ---------------------------------------------------------------------------
 # one run
 
+# stack_stats KIND : `stackctl show stats --json` of the server under lstack
+# (nothing for the kernel's, nor for a build without stackctl): bench.py
+# takes the poll rounds' busy time over the client's run from two of these.
+stack_stats() {
+    local ctl="$STACKCTL"
+    [[ "$1" == kernel ]] && return 0
+    [[ "$1" == base ]] && ctl="$BASE_STACKCTL"
+    [[ -n "$ctl" && -x "$ctl" ]] || return 0
+    timeout 10 "$ctl" -p "$SRV_PID" show stats --json 2>/dev/null || true
+}
+
 # The client veth's packet and byte counters (rx = to the client): packets
 # per request tell pure ACKs and window updates from replies.
 netdev() {
@@ -560,6 +585,7 @@ run_one() { # SCENARIO ROUND KIND
     fi
     # The client's CPU: the change in this shell's children times (`times`,
     # second line) over the run; it is the only child reaped in between.
+    stack_stats "$kind" >"$d/stack_stats.0"
     times >"$d/times.0"
     netdev >"$d/netdev.0"
     cat "/proc/$SRV_PID/stat" >"$d/pid_stat.0"
@@ -588,6 +614,7 @@ run_one() { # SCENARIO ROUND KIND
     cat "/proc/$SRV_PID/stat" >"$d/pid_stat.1" 2>/dev/null || : >"$d/pid_stat.1"
     times >"$d/times.1"
     netdev >"$d/netdev.1"
+    stack_stats "$kind" >"$d/stack_stats.1"
     if ((PERF)); then
         kill -INT "$PERF_PID" 2>/dev/null || true
         wait "$PERF_PID" 2>/dev/null || true
@@ -678,6 +705,10 @@ if command -v gnuplot >/dev/null 2>&1; then
     if [[ -f "$OUT/chart.gp" ]]; then
         (cd "$OUT" && gnuplot chart.gp) >"$WORK/gnuplot.log" 2>&1 ||
             { log "gnuplot failed:"; sed 's/^/  | /' "$WORK/gnuplot.log"; agg_rc=1; }
+    fi
+    if [[ -f "$OUT/chart-cpu.gp" ]]; then
+        (cd "$OUT" && gnuplot chart-cpu.gp) >"$WORK/gnuplot.log" 2>&1 ||
+            { log "gnuplot failed (chart-cpu.gp):"; sed 's/^/  | /' "$WORK/gnuplot.log"; agg_rc=1; }
     fi
 else
     log "gnuplot not found: no chart.png (scripts/install-deps.sh installs gnuplot-nox)"

@@ -31,8 +31,10 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/pkt_fanout.h"
 #include "conf/conf.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_runtime.h"
 #include "ctl/ctl_stack_fds.h"
 #include "nic/nic.h"
 #include "stack/stack.h"
@@ -121,11 +123,32 @@ static void print_stats(const struct stack *s)
     for (int v = FRAME_PASS + 1; v < FRAME_VERDICT_COUNT; v++)
         printf(" drop_%s=%lu", frame_verdict_name((enum frame_verdict)v), (unsigned long)st.drop[v]);
     printf(" drop_lwip=%lu drop_rx_multiseg=%lu drop_no_mbuf=%lu drop_tx_full=%lu"
-           " port_imissed=%lu port_rx_nombuf=%lu mbuf_free=%u mbuf_total=%u polls=%lu busy_polls=%lu\n",
+           " port_imissed=%lu port_rx_nombuf=%lu mbuf_free=%u mbuf_total=%u polls=%lu busy_polls=%lu",
            (unsigned long)st.lwip_input_err, (unsigned long)st.nic.drop_rx_multiseg,
            (unsigned long)st.nic.drop_tx_nombuf, (unsigned long)st.nic.drop_tx_full,
            (unsigned long)st.nic.port_imissed, (unsigned long)st.nic.port_rx_nombuf, st.nic.mbuf_free,
            st.nic.mbuf_total, (unsigned long)st.polls, (unsigned long)st.busy_polls);
+    printf(" frag_in=%lu frag_reassembled=%lu frag_dropped=%lu frag_timeout=%lu frag_evicted=%lu"
+           " frag_mbufs_held=%lu frag_mbufs_max=%lu\n",
+           (unsigned long)st.frag_in, (unsigned long)st.frag_reassembled, (unsigned long)st.frag_dropped,
+           (unsigned long)st.frag_timeout, (unsigned long)st.frag_evicted, (unsigned long)st.frag_mbufs_held,
+           (unsigned long)st.frag_mbufs_max);
+    /* The rounds as stackctl shows them (ctl_runtime.h), since the start. */
+    struct ctl_rounds c = {.rounds = st.polls,
+                           .busy = st.rounds.busy,
+                           .rx_frames = st.rounds.rx_frames,
+                           .tx_frames = st.rounds.tx_frames,
+                           .busy_cycles = st.rounds.busy_cycles,
+                           .idle_cycles = st.rounds.idle_cycles,
+                           .tsc_hz = st.rounds.tsc_hz};
+    struct ctl_runtime rt;
+    ctl_runtime_derive(&c, 0, 1, &rt);
+    printf("lstackd: runtime rounds=%lu rounds_busy=%lu rounds_rx_frames=%lu rounds_tx_frames=%lu"
+           " rounds_busy_cycles=%lu rounds_idle_cycles=%lu tsc_hz=%lu rounds_per_s=%.0f busy_pct=%.2f"
+           " frames_per_busy_round=%.2f cycles_per_frame=%.0f busy_us=%.0f\n",
+           (unsigned long)c.rounds, (unsigned long)c.busy, (unsigned long)c.rx_frames, (unsigned long)c.tx_frames,
+           (unsigned long)c.busy_cycles, (unsigned long)c.idle_cycles, (unsigned long)c.tsc_hz, rt.rounds_per_s,
+           rt.busy_pct, rt.frames_per_busy_round, rt.cycles_per_frame, rt.busy_us);
 }
 
 static void install_signals(void)
@@ -227,7 +250,9 @@ int main(int argc, char **argv)
     if (ctl_census_begin(&census) != 0)
         LSTACK_WARN("cannot list lstackd's fds: stackctl's fds_stack will miss some");
     char added[128];
+    pkt_fanout_nodefrag(true); /* fragments reach lwIP as they are (lstackd_sockopt.c) */
     int rc = nic_eal_init(conf.dpdk_argc + 1, eal_argv, added, sizeof(added), err, sizeof(err));
+    pkt_fanout_nodefrag(false);
     if (added[0] != '\0')
         LSTACK_INFO("dpdk_args: lstack added %s (see dpdk_args in docs/config.md)", added);
     if (rc != 0) {

@@ -6,19 +6,25 @@
  * Rates are computed here from two readings and the process's own clock
  * (the "time" record), so a slow stackctl or a late reply does not skew
  * them. Gauges (sockets, mbufs, the process's fds) are shown as they are,
- * not as rates.
+ * not as rates. The poll-round counters are also read as VPP's `show
+ * runtime` reads its own (busy %, frames per busy round, cycles per frame,
+ * rounds/s: lstack/ctl/ctl_runtime.h), since the start or over the interval.
  * Rejected: rates computed by the process (it would have to keep a reading
  * per client between requests).
  */
+#include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "ctl/ctl_runtime.h"
 #include "stackctl.h"
 
 static const char *const skip_type[] = {"type", NULL};
 static const char *const gauges[] = {"sockets", "mbuf_total", "mbuf_free", "mbuf_in_use", "fds_open",
-                                     "fds_limit", "fds_stack", "fds_hugepage", NULL};
+                                     "fds_limit", "fds_stack", "fds_hugepage", "frag_mbufs_held",
+                                     "frag_mbufs_max", "tsc_hz", NULL};
 
 static bool is_gauge(const char *name)
 {
@@ -46,6 +52,52 @@ uint64_t sc_sample_get(const struct sc_sample *s, const char *name)
         if (strcmp(s->name[i], name) == 0)
             return s->val[i];
     return 0;
+}
+
+/* The poll-round counters of s. */
+static void sample_rounds(const struct sc_sample *s, struct ctl_rounds *c)
+{
+    c->rounds = sc_sample_get(s, "polls");
+    c->busy = sc_sample_get(s, "rounds_busy");
+    c->rx_frames = sc_sample_get(s, "rounds_rx_frames");
+    c->tx_frames = sc_sample_get(s, "rounds_tx_frames");
+    c->busy_cycles = sc_sample_get(s, "rounds_busy_cycles");
+    c->idle_cycles = sc_sample_get(s, "rounds_idle_cycles");
+    c->tsc_hz = sc_sample_get(s, "tsc_hz");
+}
+
+/* ,"key":v (null when v is NAN). */
+static void json_num(struct ctl_buf *b, const char *key, double v, const char *fmt)
+{
+    ctl_buf_printf(b, ",\"%s\":", key);
+    if (isnan(v))
+        ctl_buf_puts(b, "null");
+    else
+        ctl_buf_printf(b, fmt, v);
+}
+
+/* The runtime of c as a JSON object: {"rounds":..,"busy_pct":..,...}. */
+static void json_runtime(struct ctl_buf *b, const struct ctl_rounds *c, const struct ctl_runtime *r)
+{
+    ctl_buf_printf(b, "{\"rounds\":%llu,\"rounds_busy\":%llu,\"frames\":%llu,\"tsc_hz\":%llu",
+                   (unsigned long long)c->rounds, (unsigned long long)c->busy,
+                   (unsigned long long)(c->rx_frames + c->tx_frames), (unsigned long long)c->tsc_hz);
+    json_num(b, "rounds_per_s", r->rounds_per_s, "%.1f");
+    json_num(b, "busy_pct", r->busy_pct, "%.3f");
+    json_num(b, "frames_per_busy_round", r->frames_per_busy_round, "%.3f");
+    json_num(b, "cycles_per_frame", r->cycles_per_frame, "%.1f");
+    json_num(b, "busy_us", r->busy_us, "%.1f");
+    json_num(b, "idle_us", r->idle_us, "%.1f");
+    ctl_buf_puts(b, "}");
+}
+
+/* v with fmt into cell, "-" when NAN. */
+static void cell_num(char *cell, size_t len, double v, const char *fmt)
+{
+    if (isnan(v))
+        snprintf(cell, len, "-");
+    else
+        snprintf(cell, len, fmt, v);
 }
 
 int sc_read_sample(struct sc_src *src, struct sc_sample *s, char *err, size_t errlen)
@@ -99,6 +151,42 @@ static void print_table(struct sc_sample *st, int nst, const struct sc_sample *t
     }
     sc_table_print(&t, out);
     sc_table_free(&t);
+    /* The rounds as VPP's show runtime reads them, since the start. */
+    head[0] = "RUNTIME (since start)";
+    sc_table_init(&t, head, align);
+    struct ctl_runtime rt[MAX_STACKS + 1];
+    for (int i = 0; i <= nst; i++) {
+        struct ctl_rounds c;
+        sample_rounds(i < nst ? &st[i] : total, &c);
+        ctl_runtime_derive(&c, 0, i < nst ? 1u : (unsigned)(nst > 0 ? nst : 1), &rt[i]);
+    }
+    static const struct {
+        const char *name, *fmt;
+        size_t off;
+        double scale;
+    } rows[] = {
+        {"rounds/s", "%.0f", offsetof(struct ctl_runtime, rounds_per_s), 1},
+        {"busy %", "%.2f", offsetof(struct ctl_runtime, busy_pct), 1},
+        {"frames/busy round", "%.2f", offsetof(struct ctl_runtime, frames_per_busy_round), 1},
+        {"cycles/frame", "%.0f", offsetof(struct ctl_runtime, cycles_per_frame), 1},
+        {"busy ms", "%.1f", offsetof(struct ctl_runtime, busy_us), 1e-3},
+        {"idle ms", "%.1f", offsetof(struct ctl_runtime, idle_us), 1e-3},
+    };
+    for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+        char cells[MAX_STACKS + 2][24];
+        const char *row[MAX_STACKS + 2];
+        row[0] = rows[k].name;
+        for (int i = 0; i <= nst; i++) {
+            double v = *(const double *)((const char *)&rt[i] + rows[k].off) * rows[k].scale;
+            cell_num(cells[i], sizeof(cells[i]), v, rows[k].fmt);
+            row[1 + i] = cells[i];
+        }
+        sc_table_row(&t, row);
+    }
+    fputc('\n', out);
+    sc_table_print(&t, out);
+    sc_table_free(&t);
+
     static const char *const app_head[] = {"APPLICATION (process-wide)", "VALUE", NULL};
     sc_table_init(&t, app_head, "lr");
     for (int k = 0; k < app->n; k++) {
@@ -144,7 +232,21 @@ int sc_show_stats(struct sc_src *src, bool json, FILE *out, char *err, size_t er
         }
     }
     if (r == 0 && json) {
-        ctl_buf_printf(&doc, ",\"stacks\":[%s]}", stacks.p ? stacks.p : "");
+        ctl_buf_printf(&doc, ",\"stacks\":[%s],\"runtime\":{\"total\":", stacks.p ? stacks.p : "");
+        struct ctl_rounds c;
+        struct ctl_runtime rt;
+        sample_rounds(&total, &c);
+        ctl_runtime_derive(&c, 0, (unsigned)(nst > 0 ? nst : 1), &rt);
+        json_runtime(&doc, &c, &rt);
+        ctl_buf_puts(&doc, ",\"stacks\":[");
+        for (int i = 0; i < nst; i++) {
+            sample_rounds(&st[i], &c);
+            ctl_runtime_derive(&c, 0, 1, &rt);
+            if (i > 0)
+                ctl_buf_puts(&doc, ",");
+            json_runtime(&doc, &c, &rt);
+        }
+        ctl_buf_puts(&doc, "]}}");
         fprintf(out, "%s\n", doc.p);
     } else if (r == 0) {
         print_table(st, nst, &total, &app, out);
@@ -187,14 +289,23 @@ static void rates_json(const struct sc_sample *a, const struct sc_sample *b, dou
     n = 0;
     for (const char *const *g = gauges; *g != NULL; g++)
         ctl_buf_printf(&j, "%s\"%s\":%llu", n++ ? "," : "", *g, (unsigned long long)sc_sample_get(b, *g));
-    ctl_buf_puts(&j, "}}");
+    ctl_buf_puts(&j, "},\"runtime\":");
+    struct ctl_rounds ra, rb, d;
+    struct ctl_runtime rt;
+    sample_rounds(a, &ra);
+    sample_rounds(b, &rb);
+    ctl_rounds_diff(&ra, &rb, &d);
+    ctl_runtime_derive(&d, secs, 1, &rt);
+    json_runtime(&j, &d, &rt);
+    ctl_buf_puts(&j, "}");
     fprintf(out, "%s\n", j.p);
     ctl_buf_free(&j);
 }
 
 static const char *const rate_head[] = {"TIME", "RX_PPS", "RX_KBPS", "TX_PPS", "TX_KBPS", "DROPS/S",
                                         "ACCEPT/S", "RESET/S", "READ/S", "WRITE/S", "EPOLL/S", "WAKEUP/S",
-                                        "KERNEL/S", "SOCKETS", "MBUF_USED"};
+                                        "KERNEL/S", "SOCKETS", "MBUF_USED", "ROUNDS/S", "BUSY%",
+                                        "FR/BUSY", "CYC/FRAME"};
 
 void sc_print_rates(const struct sc_sample *a, const struct sc_sample *b, bool json, bool header, FILE *out)
 {
@@ -224,6 +335,18 @@ void sc_print_rates(const struct sc_sample *a, const struct sc_sample *b, bool j
     fprintf(out, "%-8s", now);
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         fprintf(out, " %10.0f", v[i]);
-    fprintf(out, " %10llu %10llu\n", (unsigned long long)sc_sample_get(b, "sockets"),
+    fprintf(out, " %10llu %10llu", (unsigned long long)sc_sample_get(b, "sockets"),
             (unsigned long long)sc_sample_get(b, "mbuf_in_use"));
+    struct ctl_rounds ra, rb, d;
+    struct ctl_runtime rt;
+    sample_rounds(a, &ra);
+    sample_rounds(b, &rb);
+    ctl_rounds_diff(&ra, &rb, &d);
+    ctl_runtime_derive(&d, secs, 1, &rt);
+    char cells[4][24];
+    cell_num(cells[0], sizeof(cells[0]), rt.rounds_per_s, "%.0f");
+    cell_num(cells[1], sizeof(cells[1]), rt.busy_pct, "%.1f");
+    cell_num(cells[2], sizeof(cells[2]), rt.frames_per_busy_round, "%.2f");
+    cell_num(cells[3], sizeof(cells[3]), rt.cycles_per_frame, "%.0f");
+    fprintf(out, " %10s %10s %10s %10s\n", cells[0], cells[1], cells[2], cells[3]);
 }

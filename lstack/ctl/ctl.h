@@ -16,7 +16,7 @@
  *
  * Two hosts: the preload (ctl_rt.c, started at the end of rt_ensure,
  * stopped in rt_shutdown) and lstackd. Every socket call of the server goes
- * through the libc table (posix/libc.h): inside liblstack.so the plain names
+ * through the libc table (common/libc.h): inside liblstack.so the plain names
  * are lstack's own interposed exports.
  *
  * fds: the listener, a wake-up pipe, one spare fd kept for answering when

@@ -200,12 +200,26 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "syncookies_sent", st->syncookies_sent);
     ctl_rec_u64(b, "syncookies_recv", st->syncookies_recv);
     ctl_rec_u64(b, "syncookies_failed", st->syncookies_failed);
+    ctl_rec_u64(b, "frag_in", st->frag_in);
+    ctl_rec_u64(b, "frag_reassembled", st->frag_reassembled);
+    ctl_rec_u64(b, "frag_dropped", st->frag_dropped);
+    ctl_rec_u64(b, "frag_timeout", st->frag_timeout);
+    ctl_rec_u64(b, "frag_evicted", st->frag_evicted);
+    ctl_rec_u64(b, "frag_mbufs_held", st->frag_mbufs_held);
+    ctl_rec_u64(b, "frag_mbufs_max", st->frag_mbufs_max);
     ctl_rec_u64(b, "polls", st->polls);
     ctl_rec_u64(b, "busy_polls", st->busy_polls);
+    ctl_rec_u64(b, "rounds_busy", st->rounds.busy);
+    ctl_rec_u64(b, "rounds_rx_frames", st->rounds.rx_frames);
+    ctl_rec_u64(b, "rounds_tx_frames", st->rounds.tx_frames);
+    ctl_rec_u64(b, "rounds_busy_cycles", st->rounds.busy_cycles);
+    ctl_rec_u64(b, "rounds_idle_cycles", st->rounds.idle_cycles);
+    ctl_rec_u64(b, "tsc_hz", st->rounds.tsc_hz);
     ctl_rec_end(b);
 }
 
-/* total += x, field by field (every field is a counter or a gauge that adds). */
+/* total += x, field by field (every field is a counter or a gauge that adds,
+ * but tsc_hz). */
 static void add_sample(struct stack_stats *total, const struct stack_stats *x)
 {
     const struct nic_stats *a = &x->nic;
@@ -227,6 +241,13 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     total->lwip_input_err += x->lwip_input_err;
     total->polls += x->polls;
     total->busy_polls += x->busy_polls;
+    total->rounds.busy += x->rounds.busy;
+    total->rounds.rx_frames += x->rounds.rx_frames;
+    total->rounds.tx_frames += x->rounds.tx_frames;
+    total->rounds.busy_cycles += x->rounds.busy_cycles; /* one TSC for all stacks */
+    total->rounds.idle_cycles += x->rounds.idle_cycles;
+    if (x->rounds.tsc_hz > total->rounds.tsc_hz)
+        total->rounds.tsc_hz = x->rounds.tsc_hz; /* a rate, not a count: the stacks' (measured alike) */
     total->conn_opened += x->conn_opened;
     total->conn_accepted += x->conn_accepted;
     total->conn_refused += x->conn_refused;
@@ -237,6 +258,13 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     total->conn_reset += x->conn_reset;
     total->conn_aborted += x->conn_aborted;
     total->sockets += x->sockets;
+    total->frag_in += x->frag_in;
+    total->frag_reassembled += x->frag_reassembled;
+    total->frag_dropped += x->frag_dropped;
+    total->frag_timeout += x->frag_timeout;
+    total->frag_evicted += x->frag_evicted;
+    total->frag_mbufs_held += x->frag_mbufs_held;
+    total->frag_mbufs_max += x->frag_mbufs_max;
 }
 
 /* fds_stack / fds_hugepage: the fds the stack holds now (ctl_stack_fds.c); left

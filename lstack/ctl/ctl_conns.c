@@ -1,7 +1,7 @@
 /*
  * ctl_conns.c - page through a stack's TCP pcbs (see ctl_conns.h). lwIP
- * side: reads struct tcp_pcb and the lsock behind it; never includes a
- * DPDK header.
+ * side: reads struct tcp_pcb, and the socket behind it through the sock
+ * layer's lsock_view_of; never includes a DPDK header.
  *
  * The pcb lists are globals of the stack's private lwIP copy, found with
  * dlsym on its handle (lwIP exports them; tcp_active_pcbs is also in
@@ -11,9 +11,10 @@
  * page, no allocation), then the chosen pcbs are read, still under the
  * lock, in key order.
  *
- * An lsock is trusted only if it points back at the pcb: lwIP gives a
- * SYN_RCVD pcb its listener's callback_arg, and a detached pcb (closed by
- * the application, finishing in lwIP) has none.
+ * A pcb's callback_arg is a socket only if it points back at the pcb
+ * (lsock_view_of decides): lwIP gives a SYN_RCVD pcb its listener's
+ * callback_arg, and a detached pcb (closed by the application, finishing
+ * in lwIP) has none.
  */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -24,7 +25,7 @@
 #include "lwip/tcp.h"
 
 #include "ctl/ctl_conns.h"
-#include "sock/lsock_priv.h"
+#include "sock/lsock.h"
 #include "stack/stack_priv.h"
 
 enum { LIST_LISTEN, LIST_ACTIVE, LIST_TW, LIST_COUNT };
@@ -106,26 +107,18 @@ static void *lwip_global(struct stack *s, const char *name)
     return dlsym(s->L.handle, name);
 }
 
-/* The lsock that owns pcb, or NULL. */
-static const struct lsock *owner(void *arg, const void *pcb)
-{
-    const struct lsock *ls = arg;
-    return ls != NULL && (const void *)ls->pcb == pcb ? ls : NULL;
-}
-
 static void read_listener(const struct tcp_pcb_listen *lp, struct ctl_conn *c)
 {
     c->listener = true;
     c->state = LISTEN;
     c->laddr = ip_u32(&lp->local_ip);
     c->lport = htons(lp->local_port);
-    const struct lsock *ls = owner(lp->callback_arg, lp);
-    if (ls == NULL)
+    struct lsock_view v;
+    if (!lsock_view_of(lp->callback_arg, lp, &v))
         return;
-    c->fd = ls->fd;
-    c->backlog = ls->backlog;
-    for (const struct lsock *q = ls->acc_head; q != NULL; q = q->acc_next)
-        c->accept_q++;
+    c->fd = v.fd;
+    c->backlog = v.backlog;
+    c->accept_q = v.accept_q;
 }
 
 static void read_conn(const struct tcp_pcb *p, struct ctl_conn *c)
@@ -135,10 +128,10 @@ static void read_conn(const struct tcp_pcb *p, struct ctl_conn *c)
     c->lport = htons(p->local_port);
     c->raddr = ip_u32(&p->remote_ip);
     c->rport = htons(p->remote_port);
-    const struct lsock *ls = owner(p->callback_arg, p);
-    if (ls != NULL) {
-        c->fd = ls->fd;
-        c->recv_q = ls->rx_bytes;
+    struct lsock_view v;
+    if (lsock_view_of(p->callback_arg, p, &v)) {
+        c->fd = v.fd;
+        c->recv_q = v.recv_q;
     }
     if (p->state == TIME_WAIT || p->state == CLOSED)
         return; /* nothing in flight; the sender fields are stale */

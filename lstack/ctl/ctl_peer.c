@@ -33,7 +33,7 @@
 #include "common/log.h"
 #include "ctl/ctl_peer.h"
 #include "ctl/ctl_priv.h"
-#include "posix/libc.h"
+#include "common/libc.h"
 
 #ifndef LSTACK_VERSION
 #define LSTACK_VERSION "unknown"

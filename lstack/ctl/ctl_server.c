@@ -62,7 +62,7 @@
 #include "ctl/ctl_path.h"
 #include "ctl/ctl_peer.h"
 #include "ctl/ctl_priv.h"
-#include "posix/libc.h"
+#include "common/libc.h"
 
 enum {
     CTL_LISTEN_BACKLOG = 16,

@@ -1,16 +1,15 @@
 /*
  * epoll.c - the stack half of epoll instances: lepoll objects, their
- * interest and ready lists, epoll_ctl, the epoll fd's ops (close, dup), and
- * the glue the sock layer calls (lsock_changed, ev_forget_sock).
- * epoll_wait is in epoll_wait.c.
+ * interest and ready lists, epoll_ctl on them, each item's watcher (what
+ * the sock layer calls), ev_forget_sock. epoll_wait is in epoll_wait.c.
  *
  * An epoll fd stays a kernel epoll instance. The first EPOLL_CTL_ADD of a
- * stack socket gives it a lepoll (recorded in the fd table with
- * epoll_fd_ops): kernel fds keep going to the kernel set, stack sockets to
- * the lepoll. Each epitem sits on three lists: its socket's watchers (so a
+ * stack socket gives it a lepoll (the POSIX layer records which epoll fd has
+ * which: posix/epoll_fd.c): kernel fds keep going to the kernel set, stack
+ * sockets to the lepoll. Each epitem sits on three lists: its socket's watchers (so a
  * readiness change finds it in O(watchers)), its lepoll's interest list (so
  * close can detach them all) and, while it may be ready, its lepoll's ready
- * list. lsock_changed only queues items: readiness is computed by the
+ * list. A watcher's changed() only queues its item: readiness is computed by the
  * waiter, once per item per wait, like Linux's ep_poll_callback /
  * ep_send_events split.
  *
@@ -19,18 +18,16 @@
  *    visible to the kernel (a syscall per readiness change on the hot path);
  *  - finding an item by scanning the interest list or by a hash on fd: a
  *    socket has one watcher in practice, so its watcher list is the index;
- *  - computing readiness in lsock_changed (it runs inside lwIP callbacks,
+ *  - computing readiness in changed() (it runs inside lwIP callbacks,
  *    several times per segment).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "event/ev_priv.h"
 #include "event/event.h"
-#include "posix/fdtable.h"
-#include "posix/libc.h"
-#include "posix/sock_fd.h"
-#include "runtime/runtime.h"
+#include "common/libc.h"
 #include "sock/lsock.h"
 
 /* ---- lists (under rt_lock) ---- */
@@ -53,29 +50,31 @@ void ev_ready_del(struct epitem *it)
     ev_list_del(&it->in_ready);
 }
 
-static void watcher_link(struct epitem *it)
+static struct epitem *item_of_watcher(struct lsock_watcher *w)
 {
-    struct epitem **head = lsock_watchers(it->sock);
-    it->w_next = *head;
-    if (*head != NULL)
-        (*head)->w_pprev = &it->w_next;
-    it->w_pprev = head;
-    *head = it;
+    return (struct epitem *)((char *)w - offsetof(struct epitem, w));
 }
 
-static void watcher_unlink(struct epitem *it)
+/* The item's watcher, called by the sock layer under rt_lock (inside
+ * rt_poll or an lsock call): queue the item, if armed, for a check by the
+ * waiter. */
+static void item_changed(struct lsock_watcher *w)
 {
-    *it->w_pprev = it->w_next;
-    if (it->w_next != NULL)
-        it->w_next->w_pprev = it->w_pprev;
-    it->w_next = NULL;
-    it->w_pprev = NULL;
+    struct epitem *it = item_of_watcher(w);
+    if (!it->disabled)
+        ev_ready_add(it);
+}
+
+static void watcher_link(struct epitem *it)
+{
+    it->w.changed = item_changed;
+    lsock_watcher_link(lsock_watchers(it->sock), &it->w);
 }
 
 /* Detach it from its socket and its lepoll, and free it. */
 static void item_free(struct epitem *it)
 {
-    watcher_unlink(it);
+    lsock_watcher_unlink(&it->w);
     ev_ready_del(it);
     ev_list_del(&it->in_interest);
     if (it->kernel_half)
@@ -86,36 +85,29 @@ static void item_free(struct epitem *it)
 /* The item of lep watching s as fd, or NULL. */
 static struct epitem *item_find(struct lepoll *lep, struct lsock *s, int fd)
 {
-    for (struct epitem *it = *lsock_watchers(s); it != NULL; it = it->w_next)
+    for (struct lsock_watcher *w = *lsock_watchers(s); w != NULL; w = w->next) {
+        struct epitem *it = item_of_watcher(w);
         if (it->ep == lep && it->fd == fd)
             return it;
+    }
     return NULL;
 }
 
-/* ---- the glue the sock layer calls ---- */
-
-/* Called from lwIP callbacks (inside rt_poll or an lsock call), under
- * rt_lock: queue every armed item watching s for a check by the waiter. */
-void lsock_changed(struct lsock *s)
-{
-    for (struct epitem *it = *lsock_watchers(s); it != NULL; it = it->w_next)
-        if (!it->disabled)
-            ev_ready_add(it);
-}
+/* ---- sockets that go away ---- */
 
 /* Linux drops a socket from every epoll set when its last fd closes; the
  * POSIX layer calls this then. A kernel half needs no DEL: the kernel does
  * the same when the kernel socket under the fd is closed right after. */
 void ev_forget_sock(struct lsock *s)
 {
-    struct epitem **head = lsock_watchers(s);
+    struct lsock_watcher **head = lsock_watchers(s);
     while (*head != NULL)
-        item_free(*head);
+        item_free(item_of_watcher(*head));
 }
 
 /* ---- lepoll life cycle ---- */
 
-static struct lepoll *lepoll_new(void)
+struct lepoll *ev_lepoll_new(void)
 {
     struct lepoll *lep = calloc(1, sizeof(*lep));
     if (lep == NULL)
@@ -126,77 +118,21 @@ static struct lepoll *lepoll_new(void)
     return lep;
 }
 
-/* Under rt_lock: drop a reference; the last one detaches every item from
- * its socket and frees the lepoll. The kernel set needs nothing: it dies
- * with the kernel epoll file. */
-static void lepoll_put(struct lepoll *lep)
+void ev_lepoll_get(struct lepoll *lep)
+{
+    lep->refs++;
+}
+
+/* The last reference detaches every item from its socket and frees the
+ * lepoll. The kernel set needs nothing: it dies with the kernel epoll
+ * file. */
+void ev_lepoll_put(struct lepoll *lep)
 {
     if (--lep->refs > 0)
         return;
     while (!ev_list_empty(&lep->interest))
         item_free(ev_item_of_interest(lep->interest.next));
     free(lep);
-}
-
-/* Under rt_lock: the lepoll recorded for epfd; NULL with *not_epoll set if
- * epfd is owned by lstack but is no epoll (a stack socket). */
-static struct lepoll *lepoll_lookup(int epfd, bool *not_epoll)
-{
-    struct fd_entry *e = fdt_get(epfd);
-    *not_epoll = e != NULL && e->ops != &epoll_fd_ops;
-    return e != NULL && e->ops == &epoll_fd_ops ? e->obj : NULL;
-}
-
-struct lepoll *ev_lepoll_hold(int epfd)
-{
-    bool not_epoll;
-    rt_lock();
-    struct lepoll *lep = lepoll_lookup(epfd, &not_epoll);
-    if (lep != NULL)
-        lep->refs++;
-    rt_unlock();
-    return lep;
-}
-
-void ev_lepoll_release(struct lepoll *lep)
-{
-    rt_lock();
-    lepoll_put(lep);
-    rt_unlock();
-}
-
-/* Under rt_lock: the lepoll for epfd, created if create and epfd is a
- * kernel epoll fd without one. fd is the stack socket being operated on (a
- * real kernel socket): a DEL of it on the kernel set validates epfd like
- * Linux (EBADF: not an fd, EINVAL: not an epoll fd) and is a no-op, since
- * the kernel set holds fd only when it was mirrored, which needs a lepoll.
- * Returns NULL with errno (ENOENT: valid epoll fd, no lepoll, !create). */
-static struct lepoll *lepoll_for(int epfd, int fd, bool create)
-{
-    bool not_epoll;
-    struct lepoll *lep = lepoll_lookup(epfd, &not_epoll);
-    if (lep != NULL)
-        return lep;
-    if (not_epoll) {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (libc.epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL) != 0 && errno != ENOENT)
-        return NULL;
-    if (!create) {
-        errno = ENOENT;
-        return NULL;
-    }
-    lep = lepoll_new();
-    if (lep == NULL) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    if (fdt_set(epfd, &epoll_fd_ops, lep) != 0) {
-        free(lep);
-        return NULL;
-    }
-    return lep;
 }
 
 /* ---- epoll_ctl ---- */
@@ -251,8 +187,7 @@ static int ctl_del(struct epitem *it, int epfd, int fd)
     return 0;
 }
 
-/* Argument checks Linux makes before looking at the sets. */
-static int ctl_check(int epfd, int op, int fd, const struct epoll_event *ev)
+int ev_epoll_check(int epfd, int op, int fd, const struct epoll_event *ev)
 {
     if (op != EPOLL_CTL_ADD && op != EPOLL_CTL_MOD && op != EPOLL_CTL_DEL) {
         errno = EINVAL;
@@ -269,70 +204,15 @@ static int ctl_check(int epfd, int op, int fd, const struct epoll_event *ev)
     return 0;
 }
 
-int ev_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+int ev_epoll_ctl(struct lepoll *lep, int epfd, int op, int fd, struct lsock *s, bool kernel_half,
+                 struct epoll_event *ev)
 {
-    bool kernel_half = false;
-    struct lsock *s = rt_is_child() ? NULL : sockfd_lsock(fd, &kernel_half);
-    if (s == NULL)
-        return libc.epoll_ctl(epfd, op, fd, ev);
-    if (ctl_check(epfd, op, fd, ev) != 0)
+    if (op == EPOLL_CTL_ADD)
+        return ctl_add(lep, epfd, fd, s, kernel_half, ev);
+    struct epitem *it = item_find(lep, s, fd);
+    if (it == NULL) {
+        errno = ENOENT;
         return -1;
-
-    rt_lock();
-    int rc = -1;
-    struct lepoll *lep = lepoll_for(epfd, fd, op == EPOLL_CTL_ADD);
-    if (lep != NULL && op == EPOLL_CTL_ADD) {
-        rc = ctl_add(lep, epfd, fd, s, kernel_half, ev);
-    } else if (lep != NULL) {
-        struct epitem *it = item_find(lep, s, fd);
-        if (it == NULL)
-            errno = ENOENT;
-        else if (op == EPOLL_CTL_MOD)
-            rc = ctl_mod(it, epfd, fd, ev);
-        else
-            rc = ctl_del(it, epfd, fd);
     }
-    int saved = errno;
-    rt_unlock();
-    errno = saved;
-    return rc;
+    return op == EPOLL_CTL_MOD ? ctl_mod(it, epfd, fd, ev) : ctl_del(it, epfd, fd);
 }
-
-/* ---- the epoll fd's ops ---- */
-
-static int epoll_fd_close(struct fd_entry *e, int fd)
-{
-    if (rt_is_child()) {
-        /* The lepoll and the sockets are the parent's: only drop the view. */
-        fdt_clear(fd);
-        return libc.close(fd);
-    }
-    rt_lock();
-    struct lepoll *lep = e->obj;
-    fdt_clear(fd);
-    if (lep != NULL)
-        lepoll_put(lep);
-    rt_unlock();
-    return libc.close(fd);
-}
-
-static int epoll_fd_dup(struct fd_entry *e, int fd, int newfd)
-{
-    (void)fd;
-    rt_lock();
-    struct lepoll *lep = e->obj;
-    lep->refs++;
-    int rc = fdt_set(newfd, &epoll_fd_ops, lep);
-    int saved = errno;
-    if (rc != 0)
-        lep->refs--;
-    rt_unlock();
-    errno = saved;
-    return rc;
-}
-
-const struct fd_ops epoll_fd_ops = {
-    .kind = "epoll",
-    .close = epoll_fd_close,
-    .dup = epoll_fd_dup,
-};

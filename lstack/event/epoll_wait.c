@@ -8,7 +8,7 @@
  * reported goes back to the TAIL of the list, so with a small maxevents the
  * items behind it get their turn on the next call (Linux does the same in
  * ep_send_events). An edge-triggered item leaves the list until
- * lsock_changed queues it again; a one-shot item is disabled until
+ * its watcher queues it again; a one-shot item is disabled until
  * EPOLL_CTL_MOD; an item with nothing to report leaves the list.
  *
  * The kernel set (kernel fds, kernel halves of 0.0.0.0 listeners) fills the
@@ -20,7 +20,7 @@
  * the two events (same epoll_data) are merged into one.
  *
  * Rejected: copying the ready list into a per-call array (a malloc or a
- * bound per call); reporting straight from lsock_changed (readiness is not
+ * bound per call); reporting straight from the watcher (readiness is not
  * final until the poll round is over, and callbacks fire per segment).
  */
 #include <errno.h>
@@ -29,9 +29,7 @@
 #include "ctl/app_counters.h"
 #include "event/ev_priv.h"
 #include "event/event.h"
-#include "posix/fdtable.h"
-#include "posix/libc.h"
-#include "runtime/runtime.h"
+#include "common/libc.h"
 #include "sock/lsock.h"
 
 struct ep_wait {
@@ -114,14 +112,9 @@ static const struct ev_source ep_source = {
     .kernel = ep_kernel,
 };
 
-int ev_epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout_ms, const sigset_t *mask)
+int ev_epoll_pwait(struct lepoll *lep, int epfd, struct epoll_event *evs, int max, int timeout_ms,
+                   const sigset_t *mask)
 {
-    struct fd_entry *e = fdt_get(epfd); /* lock-free first look */
-    if (e == NULL || e->ops != &epoll_fd_ops || rt_is_child())
-        return libc.epoll_pwait(epfd, evs, max, timeout_ms, mask);
-    struct lepoll *lep = ev_lepoll_hold(epfd);
-    if (lep == NULL)
-        return libc.epoll_pwait(epfd, evs, max, timeout_ms, mask);
     int rc = -1;
     if (max <= 0 || max > (int)(INT_MAX / sizeof(struct epoll_event))) {
         errno = EINVAL;
@@ -134,8 +127,5 @@ int ev_epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout_ms, c
         if (rc > 0)
             app_cnt.wakeups++;
     }
-    int saved = errno;
-    ev_lepoll_release(lep);
-    errno = saved;
     return rc;
 }

@@ -4,7 +4,7 @@
  * the mapping of a socket's readiness to poll/epoll bits.
  *
  * Locking: every field of a lepoll and of its epitems is read and written
- * under rt_lock() (lsock_changed runs inside rt_poll, under the same lock),
+ * under rt_lock() (socket watchers run inside rt_poll, under the same lock),
  * with one exception documented on lepoll.kernel_owed.
  */
 #ifndef LSTACK_EV_PRIV_H
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
-struct lsock;
+#include "sock/lsock.h"
 
 /* ---- a circular doubly-linked list with a head node ---- */
 
@@ -63,8 +63,7 @@ struct epitem {
     bool ready;              /* on ep's ready list */
     bool disabled;           /* EPOLLONESHOT fired; re-armed by EPOLL_CTL_MOD */
     bool kernel_half;        /* fd was mirrored into the kernel epoll set at ADD */
-    struct epitem *w_next;   /* the socket's watcher list (head: *lsock_watchers) */
-    struct epitem **w_pprev;
+    struct lsock_watcher w;  /* on the socket's watcher list (sock/lsock.h) */
     struct ev_link in_interest;
     struct ev_link in_ready;
 };
@@ -97,13 +96,6 @@ static inline struct epitem *ev_item_of_interest(struct ev_link *l)
 void ev_ready_add(struct epitem *it);
 /* epoll.c. Under rt_lock: take it off its lepoll's ready list (if there). */
 void ev_ready_del(struct epitem *it);
-
-/* epoll.c. The lepoll behind epfd with a reference taken (the wait holds it
- * so a concurrent close cannot free it), or NULL if epfd has none. Takes and
- * drops rt_lock. */
-struct lepoll *ev_lepoll_hold(int epfd);
-/* epoll.c. Drop a reference from ev_lepoll_hold (takes rt_lock). */
-void ev_lepoll_release(struct lepoll *lep);
 
 /* ---- readiness bits ---- */
 

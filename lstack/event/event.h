@@ -8,10 +8,14 @@
  * loop (and a real sleep in low_power_mode). Timeouts are exact (monotonic
  * clock): an idle epoll_wait(..., 100) returns after 100 ms.
  *
+ * The event layer knows sockets, not fds: the POSIX layer owns the fd table
+ * and hands in what an fd is (a lepoll for an epoll fd, posix/epoll_fd.c; a
+ * lookup function for poll and select).
+ *
  * epoll: an epoll fd that never watched a stack socket is the kernel's. On the
- * first EPOLL_CTL_ADD of a stack socket it gets an lepoll (registered in the
- * fd table with epoll_fd_ops): an interest list of stack sockets, with a
- * ready list fed by lsock_changed(). LT, ET and EPOLLONESHOT as on Linux; the
+ * first EPOLL_CTL_ADD of a stack socket it gets a lepoll (the POSIX layer
+ * records it for the fd): an interest list of stack sockets, with a
+ * ready list fed by each item's socket watcher (sock/lsock.h). LT, ET and EPOLLONESHOT as on Linux; the
  * kernel half of a 0.0.0.0 listener is also added to the kernel epoll set.
  *
  * Errors: like the POSIX calls (-1 and errno). Any thread; the stack lock is
@@ -27,23 +31,54 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 
-#include "posix/fd_ops.h"
-
 struct lsock;
+struct lepoll;
 
-extern const struct fd_ops epoll_fd_ops;
+/* The stack socket behind fd, or NULL (a kernel fd, or none). With a
+ * socket, *kernel_half tells whether fd's kernel socket also serves it (the
+ * kernel half of a 0.0.0.0 listener). Any thread, without the stack lock.
+ * The POSIX layer's sockfd_lsock is one. */
+typedef struct lsock *(*ev_sock_of_fn)(int fd, bool *kernel_half);
 
-int ev_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
-/* mask may be NULL (epoll_wait). timeout_ms < 0: forever. mask is the
+/* ---- epoll: lepolls (the stack half of an epoll fd) ---- */
+
+/* A new lepoll holding one reference, or NULL (ENOMEM). */
+struct lepoll *ev_lepoll_new(void);
+/* Take / drop a reference (an fd, a dup of it, a waiter inside
+ * ev_epoll_pwait); the last put detaches every item from its socket and
+ * frees the lepoll. Under rt_lock. */
+void ev_lepoll_get(struct lepoll *lep);
+void ev_lepoll_put(struct lepoll *lep);
+
+/* The argument checks Linux makes before looking at the sets: 0, or -1
+ * with errno (EINVAL: unknown op, epfd == fd, EPOLLEXCLUSIVE on MOD;
+ * EFAULT: no event for ADD / MOD). */
+int ev_epoll_check(int epfd, int op, int fd, const struct epoll_event *ev);
+
+/* epoll_ctl of stack socket s (added as fd; mirrored into the kernel set
+ * of epfd too with kernel_half) on lep, after ev_epoll_check. Under
+ * rt_lock. 0, or -1 with errno (EEXIST, ENOENT, ENOMEM, or the kernel's
+ * for the mirror). */
+int ev_epoll_ctl(struct lepoll *lep, int epfd, int op, int fd, struct lsock *s, bool kernel_half,
+                 struct epoll_event *ev);
+
+/* epoll_pwait over lep and the kernel set of epfd. The caller holds a
+ * reference to lep (so a concurrent close cannot free it) and not rt_lock.
+ * mask may be NULL (epoll_wait). timeout_ms < 0: forever. mask is the
  * thread's signal mask for the whole wait; a handler that runs while the
  * loop spins does not end the wait with EINTR (only a signal that arrives
  * during the kernel check does; docs/compat.md). Same for ev_ppoll and
  * ev_pselect. */
-int ev_epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout_ms, const sigset_t *mask);
+int ev_epoll_pwait(struct lepoll *lep, int epfd, struct epoll_event *evs, int max, int timeout_ms,
+                   const sigset_t *mask);
 
-/* timeout_ms < 0: forever. mask may be NULL. */
-int ev_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask);
-int ev_pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, int timeout_ms, const sigset_t *mask);
+/* ---- poll and select ---- */
+
+/* timeout_ms < 0: forever. mask may be NULL. sock_of tells which fds are
+ * stack sockets. */
+int ev_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask, ev_sock_of_fn sock_of);
+int ev_pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, int timeout_ms, const sigset_t *mask,
+               ev_sock_of_fn sock_of);
 
 /* Remove s from every epoll set (called before lsock_close, under rt_lock). */
 void ev_forget_sock(struct lsock *s);

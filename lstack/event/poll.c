@@ -25,8 +25,7 @@
 
 #include "event/ev_priv.h"
 #include "event/event.h"
-#include "posix/libc.h"
-#include "posix/sock_fd.h"
+#include "common/libc.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"
 
@@ -91,7 +90,7 @@ static const struct ev_source poll_source = {
 
 /* Split fds into w (scratch arrays already set, sized n). Returns the
  * number of stack sockets. */
-static nfds_t pw_split(struct poll_wait *w, struct pollfd *fds, nfds_t n)
+static nfds_t pw_split(struct poll_wait *w, struct pollfd *fds, nfds_t n, ev_sock_of_fn sock_of)
 {
     w->fds = fds;
     w->nsocks = 0;
@@ -101,7 +100,7 @@ static nfds_t pw_split(struct poll_wait *w, struct pollfd *fds, nfds_t n)
         if (fds[i].fd < 0)
             continue;
         bool kernel_half = false;
-        struct lsock *s = sockfd_lsock(fds[i].fd, &kernel_half);
+        struct lsock *s = sock_of(fds[i].fd, &kernel_half);
         if (s != NULL)
             w->socks[w->nsocks++] = (struct poll_sock){.idx = i, .s = s};
         if (s == NULL || kernel_half) {
@@ -113,11 +112,11 @@ static nfds_t pw_split(struct poll_wait *w, struct pollfd *fds, nfds_t n)
 }
 
 /* True if some fd of fds is a stack socket (the cheap pre-check). */
-static bool any_stack_sock(const struct pollfd *fds, nfds_t n)
+static bool any_stack_sock(const struct pollfd *fds, nfds_t n, ev_sock_of_fn sock_of)
 {
     bool kernel_half;
     for (nfds_t i = 0; i < n; i++)
-        if (fds[i].fd >= 0 && sockfd_lsock(fds[i].fd, &kernel_half) != NULL)
+        if (fds[i].fd >= 0 && sock_of(fds[i].fd, &kernel_half) != NULL)
             return true;
     return false;
 }
@@ -128,9 +127,9 @@ static int kernel_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigs
     return libc.ppoll(fds, n, timeout_ms < 0 ? NULL : &ts, mask);
 }
 
-int ev_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask)
+int ev_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask, ev_sock_of_fn sock_of)
 {
-    if (fds == NULL || rt_is_child() || !any_stack_sock(fds, n))
+    if (fds == NULL || rt_is_child() || !any_stack_sock(fds, n, sock_of))
         return kernel_ppoll(fds, n, timeout_ms, mask);
 
     struct poll_sock small_socks[EV_POLL_SMALL];
@@ -153,7 +152,7 @@ int ev_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask)
         w.kfds = (struct pollfd *)(w.socks + n);
         w.kidx = (nfds_t *)(w.kfds + n);
     }
-    pw_split(&w, fds, n);
+    pw_split(&w, fds, n, sock_of);
     int rc = ev_wait(&poll_source, &w, timeout_ms, mask);
     int saved = errno;
     free(heap);

@@ -32,7 +32,7 @@
 
 #include "event/ev_priv.h"
 #include "event/event.h"
-#include "posix/libc.h"
+#include "common/libc.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"
 

@@ -5,6 +5,8 @@
 #ifndef LSTACK_NIC_PRIV_H
 #define LSTACK_NIC_PRIV_H
 
+#include <stdbool.h>
+
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -21,6 +23,17 @@ extern const struct nic_ops dpdk_nic_ops;
 void dpdk_nic_close(struct nic *n);
 void dpdk_nic_mac(const struct nic *n, uint8_t mac[6]);
 const char *dpdk_nic_name(const struct nic *n);
+
+/* pool.c: the port's mbuf pool of n mbufs with priv bytes of private
+ * area each; dense: one virtually contiguous area with no gaps (for
+ * net_af_xdp, see pool.c), else objects never straddle a page. NULL with
+ * rte_errno set. */
+struct rte_mempool *nic_pool_create(const char *name, unsigned n, unsigned cache, uint16_t priv, int socket,
+                                    bool dense);
+/* pool.c: 0 if every chunk of mp lies within populated_size x object size
+ * bytes of its first chunk's start (what net_af_xdp registers as its
+ * umem); else -1 with the reason in err. */
+int nic_pool_check_umem(const struct rte_mempool *mp, char *err, size_t errlen);
 
 /* describe.c: the "describe" op (stackctl show nic). */
 void dpdk_nic_describe(const struct nic *n, nic_describe_fn emit, void *ctx);

@@ -2,8 +2,8 @@
  * port.c - open one DPDK port for a stack: choose it, size its mbuf pool,
  * configure one rx and one tx queue, start it; and close it again.
  *
- * Owns: port selection (by MAC, or the only port), the mbuf pool and the
- * queue set-up. Frame I/O is in io.c.
+ * Owns: port selection (by MAC, or the only port), the mbuf pool's place
+ * (its layout is pool.c's) and the queue set-up. Frame I/O is in io.c.
  * Rejected: one pool per queue (a stack has one rx/tx queue pair) and
  * allocating the pool lazily (a missing hugepage reservation must fail at
  * start-up with a clear message, not at the first burst of traffic).
@@ -135,8 +135,11 @@ struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen)
     char pool_name[RTE_MEMPOOL_NAMESIZE];
     snprintf(pool_name, sizeof(pool_name), "lstack_mbuf_%u", n->port);
     uint16_t priv = (uint16_t)RTE_ALIGN_CEIL(p->priv_size, RTE_MBUF_PRIV_ALIGN);
-    n->pool = rte_pktmbuf_pool_create(pool_name, p->nb_mbufs, p->cache_size, priv,
-                                      RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    /* net_af_xdp maps the pool into the kernel as one umem: see pool.c. */
+    struct rte_eth_dev_info info;
+    bool af_xdp = rte_eth_dev_info_get(n->port, &info) == 0 && info.driver_name != NULL &&
+                  strcmp(info.driver_name, "net_af_xdp") == 0;
+    n->pool = nic_pool_create(pool_name, p->nb_mbufs, p->cache_size, priv, socket, af_xdp);
     if (n->pool == NULL) {
         unsigned long mb = (unsigned long)p->nb_mbufs *
                            (sizeof(struct rte_mbuf) + priv + RTE_MBUF_DEFAULT_BUF_SIZE) >> 20;
@@ -146,6 +149,8 @@ struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen)
                  p->nb_mbufs, mb, socket, rte_strerror(rte_errno));
         goto fail;
     }
+    if (af_xdp && nic_pool_check_umem(n->pool, err, errlen) != 0)
+        goto fail;
     n->mbuf_data_room = (uint16_t)(rte_pktmbuf_data_room_size(n->pool) - RTE_PKTMBUF_HEADROOM);
     if (setup_queues(n, p, socket, err, errlen) != 0)
         goto fail;

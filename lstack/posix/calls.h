@@ -7,11 +7,11 @@
 #ifndef LSTACK_CALLS_H
 #define LSTACK_CALLS_H
 
-#include "posix/libc.h"
+#include "common/libc.h"
 
 #define LSTACK_CALL(ret, name, params, args) ret lstack_##name params;
 #define LSTACK_CALL_VA(ret, name, ...) ret lstack_##name(__VA_ARGS__, long arg);
-#include "posix/calls.def"
+#include "common/calls.def"
 #undef LSTACK_CALL
 #undef LSTACK_CALL_VA
 

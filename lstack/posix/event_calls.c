@@ -1,12 +1,16 @@
 /*
  * event_calls.c - epoll_create, epoll_create1, epoll_ctl, epoll_wait,
- * epoll_pwait, poll, ppoll, __poll_chk, select, pselect: to the event layer
- * when stack sockets may be involved, else straight to libc.
+ * epoll_pwait, poll, ppoll, __poll_chk, select, pselect: to the epoll fds
+ * (epoll_fd.c) and the event layer when stack sockets may be involved, else
+ * straight to libc. poll and select tell the event layer which fds are
+ * stack sockets with sockfd_lsock.
  */
 #include <limits.h>
 
 #include "event/event.h"
 #include "posix/calls.h"
+#include "posix/epoll_fd.h"
+#include "posix/sock_fd.h"
 #include "runtime/runtime.h"
 
 int lstack_epoll_create(int size)
@@ -23,21 +27,21 @@ int lstack_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
     if (rt_state() != RT_READY)
         return libc.epoll_ctl(epfd, op, fd, ev);
-    return ev_epoll_ctl(epfd, op, fd, ev);
+    return epfd_ctl(epfd, op, fd, ev);
 }
 
 int lstack_epoll_pwait(int epfd, struct epoll_event *evs, int max, int timeout, const sigset_t *mask)
 {
     if (rt_state() != RT_READY || fdt_get(epfd) == NULL)
         return libc.epoll_pwait(epfd, evs, max, timeout, mask);
-    return ev_epoll_pwait(epfd, evs, max, timeout, mask);
+    return epfd_pwait(epfd, evs, max, timeout, mask);
 }
 
 int lstack_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
 {
     if (rt_state() != RT_READY || fdt_get(epfd) == NULL)
         return libc.epoll_wait(epfd, evs, max, timeout);
-    return ev_epoll_pwait(epfd, evs, max, timeout, NULL);
+    return epfd_pwait(epfd, evs, max, timeout, NULL);
 }
 
 /* A timespec/timeval timeout in whole ms, rounded up; -1 for none. */
@@ -53,21 +57,21 @@ int lstack_poll(struct pollfd *fds, nfds_t n, int timeout)
 {
     if (rt_state() != RT_READY)
         return libc.poll(fds, n, timeout);
-    return ev_ppoll(fds, n, timeout, NULL);
+    return ev_ppoll(fds, n, timeout, NULL, sockfd_lsock);
 }
 
 int lstack_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
     if (rt_state() != RT_READY)
         return libc.ppoll(fds, n, ts, mask);
-    return ev_ppoll(fds, n, ts_ms(ts), mask);
+    return ev_ppoll(fds, n, ts_ms(ts), mask, sockfd_lsock);
 }
 
 int lstack___poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
     if (rt_state() != RT_READY || fdslen / sizeof(*fds) < n) /* libc reports the overflow */
         return libc.__poll_chk(fds, n, timeout, fdslen);
-    return ev_ppoll(fds, n, timeout, NULL);
+    return ev_ppoll(fds, n, timeout, NULL, sockfd_lsock);
 }
 
 int lstack_select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
@@ -79,7 +83,7 @@ int lstack_select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
         ts.tv_sec = tv->tv_sec;
         ts.tv_nsec = tv->tv_usec * 1000;
     }
-    return ev_pselect(nfds, r, w, e, ts_ms(tv != NULL ? &ts : NULL), NULL);
+    return ev_pselect(nfds, r, w, e, ts_ms(tv != NULL ? &ts : NULL), NULL, sockfd_lsock);
 }
 
 int lstack_pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
@@ -87,5 +91,5 @@ int lstack_pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct times
 {
     if (rt_state() != RT_READY)
         return libc.pselect(nfds, r, w, e, ts, mask);
-    return ev_pselect(nfds, r, w, e, ts_ms(ts), mask);
+    return ev_pselect(nfds, r, w, e, ts_ms(ts), mask, sockfd_lsock);
 }

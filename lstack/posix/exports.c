@@ -17,7 +17,7 @@
         return lstack_##name args;                                                                 \
     }
 #define LSTACK_CALL_VA(ret, name, ...)
-#include "posix/calls.def"
+#include "common/calls.def"
 #undef LSTACK_CALL
 #undef LSTACK_CALL_VA
 

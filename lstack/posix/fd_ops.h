@@ -1,7 +1,7 @@
 /*
  * fd_ops.h - what an fd owned by lstack can do: one table per kind of fd
  * (a stack socket: posix/sock_fd.c; an epoll instance watching stack
- * sockets: event/epoll.c).
+ * sockets: posix/epoll_fd.c).
  *
  * The exported wrappers (posix/exports.c and friends) look the fd up in the
  * fd table: a kernel fd goes straight to libc (a table for the kernel would

@@ -4,7 +4,7 @@
  * An fd the table does not know (fdt_get returns NULL) is the kernel's and
  * every call on it goes straight to libc. An fd the table knows is a socket
  * on the stack (posix/sock_fd.c) or an epoll instance that watches stack
- * sockets (event/epoll.c); its calls go through its fd_ops.
+ * sockets (posix/epoll_fd.c); its calls go through its fd_ops.
  *
  * The table is an array indexed by fd, sized from RLIMIT_NOFILE's hard
  * limit and mapped lazily (untouched pages cost nothing). Lookups are a

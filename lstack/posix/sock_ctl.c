@@ -12,7 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include "posix/libc.h"
+#include "common/libc.h"
 #include "posix/sock_fd_priv.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"

@@ -22,7 +22,7 @@
 
 #include "common/log.h"
 #include "event/event.h"
-#include "posix/libc.h"
+#include "common/libc.h"
 #include "posix/sock_fd_priv.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"
@@ -141,6 +141,42 @@ static int sin_of(const struct sockaddr *addr, socklen_t len, struct sockaddr_in
     return 0;
 }
 
+/* bind(0.0.0.0:0): a port free on both sides. The stack picks it (its
+ * ephemeral range is the kernel's, stack.c) and the kernel socket takes
+ * the same; if the kernel holds that one, the stack picks its next.
+ * Rejected: the kernel's pick for both (the stack may hold it: EADDRINUSE
+ * while ports are free). Returns 0 or -1 (errno). */
+static int bind_any_ephemeral(struct sock_file *sf, int fd, struct sockaddr_in sin)
+{
+    for (unsigned tries = 0; tries <= 65535; tries++) {
+        uint32_t ip = 0;
+        uint16_t port = 0;
+        rt_lock();
+        int rc = lsock_bind(sf->ls, sin.sin_addr.s_addr, 0);
+        if (rc == 0)
+            lsock_name(sf->ls, false, &ip, &port);
+        rt_unlock();
+        if (rc < 0)
+            return fail_neg(rc);
+        sin.sin_port = port;
+        if (libc.bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0) {
+            sf->kernel_bound = true;
+            sf->decided = true;
+            return 0;
+        }
+        int saved = errno;
+        rt_lock();
+        lsock_unbind(sf->ls);
+        rt_unlock();
+        if (saved != EADDRINUSE) {
+            errno = saved;
+            return -1;
+        }
+    }
+    errno = EADDRINUSE;
+    return -1;
+}
+
 static int sock_bind(struct fd_entry *e, int fd, const struct sockaddr *addr, socklen_t len)
 {
     struct sock_file *sf = sock_file(e);
@@ -156,13 +192,11 @@ static int sock_bind(struct fd_entry *e, int fd, const struct sockaddr *addr, so
             return -1;
         return libc.bind(fd, addr, len);
     }
+    if (a == INADDR_ANY && port == 0)
+        return bind_any_ephemeral(sf, fd, sin);
     if (a == INADDR_ANY) { /* both: the kernel takes the port first */
         if (libc.bind(fd, addr, len) != 0)
             return -1;
-        struct sockaddr_in got;
-        socklen_t glen = sizeof(got);
-        if (port == 0 && libc.getsockname(fd, (struct sockaddr *)&got, &glen) == 0)
-            port = got.sin_port;
         sf->kernel_bound = true;
     }
     rt_lock();
@@ -279,20 +313,22 @@ static int sock_connect(struct fd_entry *e, int fd, const struct sockaddr *addr,
         errno = EINPROGRESS;
         return -1;
     }
-    if (ev_wait_sock(sf->ls, fd, false, EPOLLOUT, sock_timeout(sf, true)) == 0) {
-        errno = ETIMEDOUT;
-        return -1;
+    /* Blocking: wait, then ask lsock_connect for the outcome, as Linux's
+     * connect does after its wait: 0 (and EISCONN from then on), or the
+     * error, which it takes and after which the socket may connect anew.
+     * SO_SNDTIMEO ends the wait with EINPROGRESS; the attempt goes on. */
+    long tmo = sock_timeout(sf, true);
+    for (;;) {
+        if (ev_wait_sock(sf->ls, fd, false, EPOLLOUT, tmo) == 0) {
+            errno = EINPROGRESS;
+            return -1;
+        }
+        rt_lock();
+        rc = lsock_connect(sf->ls, sin.sin_addr.s_addr, sin.sin_port);
+        rt_unlock();
+        if (rc != -EALREADY)
+            return rc < 0 ? fail_neg(rc) : 0;
     }
-    int soerr = 0;
-    socklen_t slen = sizeof(soerr);
-    rt_lock();
-    lsock_getsockopt(sf->ls, SOL_SOCKET, SO_ERROR, &soerr, &slen);
-    rt_unlock();
-    if (soerr != 0) {
-        errno = soerr;
-        return -1;
-    }
-    return 0;
 }
 
 static int sock_shutdown(struct fd_entry *e, int fd, int how)

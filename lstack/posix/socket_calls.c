@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 
+#include "common/pkt_fanout.h"
 #include "posix/calls.h"
 #include "posix/fd_ops.h"
 #include "posix/sock_fd.h"
@@ -87,8 +88,10 @@ int lstack_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 int lstack_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
     struct fd_entry *e = fdt_get(fd);
-    if (e == NULL || e->ops->setsockopt == NULL)
-        return libc.setsockopt(fd, level, name, val, len);
+    if (e == NULL || e->ops->setsockopt == NULL) {
+        int scratch; /* the af_packet PMD's fanout without kernel defrag (common/pkt_fanout.h) */
+        return libc.setsockopt(fd, level, name, pkt_fanout_fix(level, name, val, len, &scratch), len);
+    }
     return e->ops->setsockopt(e, fd, level, name, val, len);
 }
 

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "posix/libc.h"
+#include "common/libc.h"
 #include "runtime/runtime_priv.h"
 
 pid_t lstack_fork(void);

@@ -22,6 +22,7 @@
 #include <pthread.h>
 
 #include "common/log.h"
+#include "common/pkt_fanout.h"
 #include "conf/conf.h"
 #include "ctl/ctl_rt.h"
 #include "nic/nic.h"
@@ -66,7 +67,9 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
     argv[0] = "lstack";
     memcpy(argv + 1, c->dpdk_argv, sizeof(char *) * (size_t)c->dpdk_argc);
     char added[128];
+    pkt_fanout_nodefrag(true); /* fragments reach lwIP as they are (common/pkt_fanout.h) */
     int rc = dpdk.eal_init(c->dpdk_argc + 1, argv, added, sizeof(added), err, errlen);
+    pkt_fanout_nodefrag(false);
     if (added[0] != '\0')
         LSTACK_INFO("dpdk_args: lstack added %s (see dpdk_args in docs/config.md)", added);
     if (rc != 0)

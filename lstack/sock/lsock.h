@@ -27,7 +27,6 @@
 
 struct stack;
 struct lsock;
-struct epitem; /* owned by the event layer */
 
 /* Readiness, in epoll bit values (EPOLLIN, EPOLLOUT, EPOLLRDHUP, EPOLLHUP,
  * EPOLLERR), as Linux reports them for a TCP socket:
@@ -48,21 +47,57 @@ struct epitem; /* owned by the event layer */
  * wants poll()'s full set). */
 uint32_t lsock_events(const struct lsock *s);
 
-/* Called by the sock layer (inside lwIP callbacks or calls) whenever the
- * readiness of s may have changed. Implemented by the event layer
- * (event/epoll.c), which finds the epoll items watching s through
- * *lsock_watchers(s). Precisely: whenever lsock_events(s) differs from its
- * value at the previous call, and also on every arrival (data, FIN, reset,
- * connection established, connection queued on a listener) even if the
- * events did not change, so edge-triggered watchers see each one, like
- * Linux. Also called for connections still in a listener's accept queue
- * (their watcher list is empty). It runs inside lsock_* calls and inside
- * stack_poll: it must not call lsock_* functions other than lsock_events,
- * lsock_watchers and lsock_nread. */
-void lsock_changed(struct lsock *s);
+/* A watcher: whoever wants to hear that a socket's readiness may have
+ * changed. The event layer embeds one in each epoll item; the sock layer
+ * knows nothing else of epoll. Each socket keeps a list of its watchers
+ * (head: *lsock_watchers(s)) and calls every one's changed(w) whenever
+ * lsock_events(s) differs from its value at the previous call, and also on
+ * every arrival (data, FIN, reset, connection established, connection
+ * queued on a listener) even if the events did not change, so
+ * edge-triggered watchers see each one, like Linux. changed() runs inside
+ * lsock_* calls and inside stack_poll, on the stack's owner thread under
+ * its lock: it must not link or unlink watchers, nor call lsock_* functions
+ * other than lsock_events and lsock_nread; it should only note the item for
+ * a later check (it runs several times per segment).
+ *
+ * Rejected: a direct call from the sock layer into the event layer
+ * (lsock_changed, until 2026-12): the sock layer then depended on epoll,
+ * and every user of sockets without epoll (tests, tools) had to stub it. */
+struct lsock_watcher {
+    void (*changed)(struct lsock_watcher *w);
+    struct lsock_watcher *next;
+    struct lsock_watcher **pprev;
+};
 
-/* Head of the list of epoll items watching s (the event layer's list). */
-struct epitem **lsock_watchers(struct lsock *s);
+/* Head of the list of s's watchers. */
+struct lsock_watcher **lsock_watchers(struct lsock *s);
+
+/* Link w (changed set) at the head of the list *head; unlink it. Under the
+ * stack's lock, never from inside a changed() call. */
+static inline void lsock_watcher_link(struct lsock_watcher **head, struct lsock_watcher *w)
+{
+    w->next = *head;
+    if (*head != NULL)
+        (*head)->pprev = &w->next;
+    w->pprev = head;
+    *head = w;
+}
+
+static inline void lsock_watcher_unlink(struct lsock_watcher *w)
+{
+    *w->pprev = w->next;
+    if (w->next != NULL)
+        w->next->pprev = w->pprev;
+    w->next = NULL;
+    w->pprev = NULL;
+}
+
+/* Tell every watcher on the list from w on (the sock layer's signal). */
+static inline void lsock_watchers_tell(struct lsock_watcher *w)
+{
+    for (; w != NULL; w = w->next)
+        w->changed(w);
+}
 
 /* A new, unbound TCP socket on stack st. No lwIP object yet: options set
  * now are applied when bind/listen/connect creates the pcb.
@@ -78,6 +113,10 @@ struct stack *lsock_stack(const struct lsock *s);
  * on both sockets; with it on both, lwIP lets the bind through and listen
  * fails with -EADDRINUSE instead), -EINVAL (already bound). */
 int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port);
+
+/* Undo lsock_bind on a socket that is only bound (not listening, not
+ * connecting): back to unbound, its port free again. -EINVAL otherwise. */
+int lsock_unbind(struct lsock *s);
 
 /* Listen (binds to INADDR_ANY:ephemeral first if unbound). backlog bounds
  * the SYN queue, Linux's way (at most LSOCK_SOMAXCONN, 4096; 0 gives 1):
@@ -105,6 +144,12 @@ int lsock_accept(struct lsock *s, struct lsock **out);
  * returns 0 once (then -EISCONN) if it succeeded; if it failed, the pending
  * error once (-ECONNREFUSED, -ETIMEDOUT...; -ECONNABORTED if SO_ERROR
  * already took it), after which the socket can connect anew.
+ * Later failures (SO_ERROR / the next connect): -ECONNREFUSED (RST),
+ * -EHOSTUNREACH (the next hop's ARP unresolved 3 s after the SYN),
+ * -ETIMEDOUT (at Linux's time for TCP_SYNCNT / tcp_syn_retries), see
+ * tcp_connect_timer.c. The local port comes from the stack's ephemeral
+ * range (the kernel's ip_local_port_range); -EADDRNOTAVAIL when none is
+ * free.
  * -ENETUNREACH for 0.0.0.0, 127/8, broadcast, multicast and the stack's own
  * address (lwIP would loop them back through its tcpip thread, which lstack
  * does not run; the POSIX layer sends those to the kernel). */
@@ -141,7 +186,7 @@ int lsock_shutdown(struct lsock *s, int how);
  * lwIP sends what is still queued (SO_LINGER with a timeout does not block:
  * it acts like no linger). A listener's unaccepted connections are reset.
  * The caller removes s from every epoll set first (*lsock_watchers(s) must
- * be NULL). Not from inside lsock_changed. */
+ * be NULL). Not from inside a watcher's changed(). */
 void lsock_close(struct lsock *s);
 
 /* Socket options (SOL_SOCKET: SO_ERROR (read and cleared), SO_TYPE,
@@ -149,7 +194,8 @@ void lsock_close(struct lsock *s);
  * SO_KEEPALIVE, SO_RCVBUF, SO_SNDBUF (the window and send buffer of the
  * connection; getsockopt returns twice the value set, like Linux), SO_LINGER, SO_RCVTIMEO/SO_SNDTIMEO (stored, used by
  * the POSIX layer via lsock_timeouts); IPPROTO_TCP: TCP_NODELAY,
- * TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_MAXSEG (read), TCP_INFO
+ * TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_SYNCNT (1..127, read at
+ * connect; unset: the stack's tcp_syn_retries), TCP_MAXSEG (read), TCP_INFO
  * (partially)). Others: -ENOPROTOOPT. Bad length: -EINVAL.
  * Details: values set before the pcb exists are applied when it is created;
  * set on a listener they are inherited by its connections. TCP_KEEPIDLE /
@@ -181,6 +227,21 @@ size_t lsock_nread(const struct lsock *s);
 
 /* Record the application's fd for s (shown by stackctl; -1 until set). */
 void lsock_set_fd(struct lsock *s, int fd);
+
+/* What a collector (stackctl show connections) shows of the socket behind
+ * a pcb, beside the pcb's own fields. */
+struct lsock_view {
+    int fd;            /* the application's fd, -1 if none */
+    int backlog;       /* listener: listen()'s backlog */
+    unsigned accept_q; /* listener: connections waiting for accept */
+    size_t recv_q;     /* bytes received and not read */
+};
+
+/* Fill v for the socket that owns pcb and return true, given the pcb and
+ * its callback_arg; false when no socket owns it (lwIP gives a SYN_RCVD
+ * pcb its listener's arg, and a pcb the application closed has none).
+ * Under the stack's lock; reads only. */
+bool lsock_view_of(const void *arg, const void *pcb, struct lsock_view *v);
 
 /* True once listen succeeded. */
 bool lsock_is_listener(const struct lsock *s);

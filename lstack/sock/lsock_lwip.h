@@ -41,6 +41,16 @@ void lsock_detach(const struct lwip_api *L, struct tcp_pcb *pcb);
 /* Remember pcb's local and remote address/port in s. */
 void lsock_save_addrs(struct lsock *s, const struct tcp_pcb *pcb);
 
+/* ---- tcp_connect_timer.c ---- */
+
+/* Arm the timer of a connect attempt (s in LS_CONNECTING, right after
+ * tcp_connect): EHOSTUNREACH at 3 s if the next hop's ARP is unresolved,
+ * ETIMEDOUT at Linux's time for TCP_SYNCNT. */
+void lsock_connect_timer_start(struct lsock *s);
+
+/* Cancel it (the attempt ended: connected, failed, closed). Idempotent. */
+void lsock_connect_timer_stop(struct lsock *s);
+
 /* ---- tcp_io.c ---- */
 
 /* lwIP callbacks for a connection pcb (arg is the lsock, or NULL). */

@@ -49,14 +49,15 @@ struct lsock_opts {
     int sndbuf;
     long rcvtimeo_ms;
     long sndtimeo_ms;
+    int syncnt;      /* TCP_SYNCNT, 0: not set (the stack's tcp_syn_retries) */
 };
 
 struct lsock {
     struct stack *st;
     struct tcp_pcb *pcb;       /* NULL in LS_NEW and LS_DEAD; never touched after lwIP's err callback */
     enum lsock_state state;
-    struct epitem *watchers;   /* the event layer's list head */
-    uint32_t ev_last;          /* events at the last lsock_changed call */
+    struct lsock_watcher *watchers; /* told of readiness changes (lsock.h) */
+    uint32_t ev_last;          /* events at the last lsock_notify that told the watchers */
 
     /* Receive queue: lwIP's pbuf chains linked one after the other by us
      * (the last pbuf of a chain points to the next chain's head); tot_len
@@ -71,6 +72,8 @@ struct lsock {
     bool connect_pending;      /* connect() returned -EINPROGRESS, not yet confirmed */
     bool failed;               /* LS_DEAD by an error (not by an orderly close) */
     int so_error;              /* pending error (positive errno), 0: none */
+    bool conn_timer;           /* tcp_connect_timer.c's timer is armed */
+    uint64_t conn_timer_ms;    /* ... for this many ms after tcp_connect */
 
     /* On the stack's sock_ack_owed list (see lsock_flush_acks). */
     bool ack_owed;
@@ -134,10 +137,16 @@ struct lsock_tcpinfo {
 
 /* ---- tcp_io.c ---- */
 
-/* Call lsock_changed(s) if lsock_events(s) differs from the last call's, or
+/* Tell s's watchers if lsock_events(s) differs from the last call's, or
  * always with force (a new arrival: data, FIN, connection, error, so that
  * edge-triggered watchers see each one). */
 void lsock_notify(struct lsock *s, bool force);
+
+/* ---- tcp_connect_timer.c ---- */
+
+/* SYNs a connect of s sends again before ETIMEDOUT: TCP_SYNCNT, else the
+ * stack's net.ipv4.tcp_syn_retries (read at start). */
+int lsock_syncnt(const struct lsock *s);
 
 /* ---- pcb_opts.c (lwIP side) ---- */
 

@@ -29,6 +29,9 @@
 /* Linux's bounds (include/net/tcp.h MAX_TCP_KEEPIDLE / INTVL / CNT). */
 #define KEEP_TIME_MAX 32767
 #define KEEP_CNT_MAX 127
+/* TCP_SYNCNT: Linux takes 1..MAX_TCP_SYNCNT (127); unset reads as the
+ * stack's tcp_syn_retries. */
+#define SYNCNT_MAX 127
 /* Linux's TCP_MAXSEG for a socket without a connection (TCP_MSS_DEFAULT). */
 #define MSS_UNCONNECTED 536
 
@@ -114,6 +117,7 @@ static int set_tcp(struct lsock *s, int name, const void *val, socklen_t len)
     case TCP_KEEPINTVL:
     case TCP_KEEPCNT:
     case TCP_MAXSEG:
+    case TCP_SYNCNT:
         break;
     default:
         return -ENOPROTOOPT;
@@ -140,6 +144,11 @@ static int set_tcp(struct lsock *s, int name, const void *val, socklen_t len)
             return -EINVAL;
         s->o.keep_cnt = v;
         break;
+    case TCP_SYNCNT:
+        if (v < 1 || v > SYNCNT_MAX)
+            return -EINVAL;
+        s->o.syncnt = v; /* read at connect (tcp_connect_timer.c) */
+        return 0;
     case TCP_MAXSEG:
         if (v != 0 && (v < 88 || v > 65535)) /* Linux: TCP_MIN_MSS .. MAX_TCP_WINDOW */
             return -EINVAL;
@@ -265,6 +274,8 @@ static int get_tcp(struct lsock *s, int name, void *val, socklen_t *len)
         return put_int(val, len, s->o.keep_intvl);
     case TCP_KEEPCNT:
         return put_int(val, len, s->o.keep_cnt);
+    case TCP_SYNCNT:
+        return put_int(val, len, lsock_syncnt(s));
     case TCP_MAXSEG: {
         unsigned mss = lsock_pcb_mss(s);
         return put_int(val, len, mss != 0 ? (int)mss : MSS_UNCONNECTED);

@@ -106,7 +106,7 @@ void lsock_notify(struct lsock *s, bool force)
     if (!force && ev == s->ev_last)
         return;
     s->ev_last = ev;
-    lsock_changed(s);
+    lsock_watchers_tell(s->watchers);
 }
 
 /* Take the pending error (positive errno), like Linux's sock_error. */

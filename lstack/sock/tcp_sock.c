@@ -145,6 +145,7 @@ static void on_err(void *arg, err_t err)
         e = ETIMEDOUT; /* lwIP's timers: SYN / retransmission / keepalive gave up */
     else
         e = -lsock_errno(err);
+    lsock_connect_timer_stop(s);
     if (err == ERR_RST)
         s->st->st.conn_reset++; /* stackctl show stats */
     s->pcb = NULL;
@@ -160,6 +161,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
     (void)err; /* always ERR_OK in lwIP 2.1 */
     if (s == NULL)
         return ERR_OK;
+    lsock_connect_timer_stop(s);
     s->state = LS_CONNECTED;
     s->ever_connected = true;
     s->st->st.conn_opened++;
@@ -219,9 +221,20 @@ struct stack *lsock_stack(const struct lsock *s)
     return s->st;
 }
 
-struct epitem **lsock_watchers(struct lsock *s)
+struct lsock_watcher **lsock_watchers(struct lsock *s)
 {
     return &s->watchers;
+}
+
+bool lsock_view_of(const void *arg, const void *pcb, struct lsock_view *v)
+{
+    const struct lsock *s = arg;
+    if (s == NULL || (const void *)s->pcb != pcb)
+        return false;
+    *v = (struct lsock_view){.fd = s->fd, .backlog = s->backlog, .recv_q = s->rx_bytes};
+    for (const struct lsock *q = s->acc_head; q != NULL; q = q->acc_next)
+        v->accept_q++;
+    return true;
 }
 
 void lsock_set_fd(struct lsock *s, int fd)
@@ -270,6 +283,14 @@ int lsock_bind(struct lsock *s, uint32_t addr, uint16_t port)
     }
     s->state = LS_BOUND;
     lsock_save_addrs(s, s->pcb);
+    return 0;
+}
+
+int lsock_unbind(struct lsock *s)
+{
+    if (s->state != LS_BOUND)
+        return -EINVAL;
+    drop_closed_pcb(s);
     return 0;
 }
 
@@ -397,6 +418,7 @@ int lsock_connect(struct lsock *s, uint32_t addr, uint16_t port)
     s->state = LS_CONNECTING;
     s->connect_pending = true;
     lsock_save_addrs(s, s->pcb);
+    lsock_connect_timer_start(s);
     lsock_notify(s, false);
     return -EINPROGRESS;
 }
@@ -420,6 +442,7 @@ void lsock_close(struct lsock *s)
         break;
     case LS_BOUND:
     case LS_CONNECTING:
+        lsock_connect_timer_stop(s);
         lsock_detach(L, pcb);
         L->tcp_close(pcb); /* CLOSED / SYN_SENT: freed at once, nothing sent */
         break;

@@ -22,6 +22,7 @@
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
 #include "lwip/tcp.h" /* the raw TCP API calls in lwip_api.def */
+#include "lwip/timeouts.h"
 #include "port/lwip_port.h"
 
 struct lwip_api {

@@ -64,6 +64,7 @@ static err_t linkoutput(struct netif *nif, struct pbuf *p)
     if (buf == NULL)
         return ERR_MEM;
     s->L.pbuf_copy_partial(p, buf, p->tot_len, 0);
+    s->tx_queued++; /* the round that follows counts it (stack_poll) */
     return ERR_OK;
 }
 

@@ -3,7 +3,7 @@
  *
  * Owns the order of bring-up (lwIP copy and its configuration, port, netif)
  * and tear-down, and the per-round work: rx burst -> frame filter -> lwIP ->
- * timers -> tx flush.
+ * timers -> tx flush, timed by round_acct.h.
  * Rejected: calling lwIP's timers from a separate timer thread (lwIP is not
  * thread-safe without a core lock, and the build has none: NO_SYS).
  */
@@ -41,10 +41,57 @@ static uint32_t sock_room(void *ctx)
     return s->sock_count < s->max_socks ? s->max_socks - s->sock_count : 0;
 }
 
-/* Configure this stack's lwIP copy from conf and the port, before
- * lwip_init. Returns 0 or -1 (err). */
+/* Received frames IPv4 reassembly may hold: a quarter of the mbuf pool
+ * (rx is zero-copy: each is an mbuf), at most LSTACK_REASS_MAX_PBUFS, so
+ * fragments that never complete cannot starve the port of buffers. */
+static uint32_t reass_max_pbufs(uint32_t pool)
+{
+    uint32_t n = pool / 4;
+    if (n > LSTACK_REASS_MAX_PBUFS)
+        n = LSTACK_REASS_MAX_PBUFS;
+    return n < 2 ? 2 : n;
+}
+
+/* The ephemeral port range, Linux's: net.ipv4.ip_local_port_range of the
+ * process's network namespace, read once here (a later change is not
+ * followed); Linux's default 32768-60999 if it cannot be read or makes no
+ * sense. One read at start, never per connect. */
+static void local_port_range(uint16_t *lo, uint16_t *hi)
+{
+    *lo = 32768;
+    *hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+    if (f == NULL)
+        return;
+    unsigned a = 0, b = 0;
+    if (fscanf(f, "%u %u", &a, &b) == 2 && a >= 1 && a <= b && b <= 65535) {
+        *lo = (uint16_t)a;
+        *hi = (uint16_t)b;
+    }
+    fclose(f);
+}
+
+/* net.ipv4.tcp_syn_retries of the process's namespace, read once here:
+ * how many times an unanswered SYN is sent again before connect fails with
+ * ETIMEDOUT (the default of TCP_SYNCNT, lstack/sock/tcp_connect_timer.c).
+ * Linux's default 6 if unreadable or out of Linux's range 1..127. */
+static int syn_retries(void)
+{
+    int n = 6;
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_syn_retries", "re");
+    if (f == NULL)
+        return n;
+    int v = 0;
+    if (fscanf(f, "%d", &v) == 1 && v >= 1 && v <= 127)
+        n = v;
+    fclose(f);
+    return n;
+}
+
+/* Configure this stack's lwIP copy from conf and the port (caps, and its
+ * pool of pool mbufs), before lwip_init. Returns 0 or -1 (err). */
 static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const struct nic_caps *caps,
-                          char *err, size_t errlen)
+                          uint32_t pool, char *err, size_t errlen)
 {
     uint32_t mss = caps->mtu > 40 ? caps->mtu - 40u : 536u;
     if (mss > LSTACK_TCP_MSS_MAX)
@@ -55,10 +102,12 @@ static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const
         .mss = mss,
         .mem_limit = arena_limit(conf),
         .pcb_hint = conf->tcp_conn_count,
+        .reass_max_pbufs = reass_max_pbufs(pool),
         .log = lwip_log,
         .sock_room = sock_room,
         .sock_room_ctx = s,
     };
+    local_port_range(&lc.port_lo, &lc.port_hi);
     int rc = s->L.lstack_lwip_configure(&lc, &s->tcp);
     if (rc != 0) {
         snprintf(err, errlen, "lwIP refused its configuration (tcp_rcv_wnd %u, tcp_snd_buf %u, MSS %u, arena %zu MiB): %s",
@@ -79,6 +128,7 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     s->index = index;
     s->burst = conf->nic_read_number;
     s->max_socks = conf->tcp_conn_count;
+    s->syn_retries = syn_retries();
     char tag[32];
     snprintf(tag, sizeof(tag), "lstack-lwip-%d", index);
     if (lwip_load(&s->L, NULL, tag, err, errlen) != 0) {
@@ -87,7 +137,9 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     }
     struct nic_caps caps;
     nic->ops->caps(nic, &caps);
-    if (configure_lwip(s, conf, &caps, err, errlen) != 0) {
+    struct nic_stats ns;
+    nic->ops->get_stats(nic, &ns);
+    if (configure_lwip(s, conf, &caps, ns.mbuf_total, err, errlen) != 0) {
         lwip_unload(&s->L);
         free(s);
         return -1;
@@ -105,6 +157,7 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
         return -1;
     }
     nic->ops->tx_flush(nic); /* the gratuitous ARP and the gateway query */
+    s->tx_counted = s->tx_queued; /* sent by the open, not by a round */
     *out = s;
     return 0;
 }
@@ -113,6 +166,7 @@ unsigned stack_poll(struct stack *s)
 {
     struct nic_pkt pkts[s->burst];
     struct nic *nic = s->nic;
+    round_acct_begin(&s->round, &s->st.rounds, round_clock_now());
     unsigned n = nic->ops->rx_burst(nic, pkts, s->burst);
     s->st.polls++;
     if (n > 0)
@@ -130,6 +184,11 @@ unsigned stack_poll(struct stack *s)
     }
     s->L.sys_check_timeouts();
     nic->ops->tx_flush(nic);
+    /* Frames lwIP queued since the last round: in it, or in the
+     * application's socket calls since (they left in this flush). */
+    unsigned tx = (unsigned)(s->tx_queued - s->tx_counted);
+    s->tx_counted = s->tx_queued;
+    round_acct_end(&s->round, &s->st.rounds, n, tx);
     return n;
 }
 
@@ -149,6 +208,20 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     st->syncookies_recv = syn.cookies_recv;
     st->syncookies_failed = syn.cookies_failed;
     st->sockets = s->sock_count;
+    struct lstack_lwip_reass_stats rs;
+    s->L.lstack_lwip_reass_stats(&rs);
+    st->frag_in = rs.fragments;
+    st->frag_reassembled = rs.reassembled;
+    st->frag_dropped = rs.dropped;
+    st->frag_timeout = rs.timed_out;
+    st->frag_evicted = rs.evicted;
+    st->frag_mbufs_held = rs.pbufs_waiting;
+    st->frag_mbufs_max = rs.pbufs_max;
+#if ROUND_CLOCK_TSC
+    st->rounds.tsc_hz = s->L.lstack_lwip_tsc_hz();
+#else
+    st->rounds.tsc_hz = 1000000000u; /* the round clock is CLOCK_MONOTONIC's nanoseconds */
+#endif
     s->nic->ops->get_stats(s->nic, &st->nic);
 }
 

@@ -19,12 +19,24 @@
 
 struct stack;
 
+/* Poll rounds, timed (stack/round_acct.h says what is busy and what the
+ * busy time includes). Cycles are round-clock ticks: TSC ticks on x86. */
+struct stack_rounds {
+    uint64_t busy;          /* rounds that received a frame or sent one lwIP queued */
+    uint64_t rx_frames;     /* frames received by rounds */
+    uint64_t tx_frames;     /* frames lwIP queued for sending (sent by the next round's flush at the latest) */
+    uint64_t busy_cycles;   /* from the start of a busy round to the start of the next round */
+    uint64_t idle_cycles;   /* the same from the start of the other rounds */
+    uint64_t tsc_hz;        /* round-clock ticks per second (0: not measured yet) */
+};
+
 struct stack_stats {
     struct nic_stats nic;
     uint64_t drop[FRAME_VERDICT_COUNT]; /* by frame_filter verdict; [FRAME_PASS] unused */
     uint64_t lwip_input_err;            /* lwIP refused a frame we passed */
     uint64_t polls;                     /* stack_poll calls */
     uint64_t busy_polls;                /* ... that received at least one frame */
+    struct stack_rounds rounds;         /* the rounds' time and frames */
     /* Connections, counted by the sock layer (lstack/sock/tcp_sock.c): */
     uint64_t conn_opened;               /* connect() completed (active open) */
     uint64_t conn_accepted;             /* established on a listener (passive open) */
@@ -36,6 +48,14 @@ struct stack_stats {
     uint64_t conn_reset;                /* ended by a reset from the peer (refused connects included) */
     uint64_t conn_aborted;              /* ended by a reset from us (close with unread data, linger 0) */
     uint64_t sockets;                   /* sockets open now, counted against tcp_conn_count */
+    /* IPv4 reassembly, counted by lwIP (lwip/port/ip_reass_stats.c): */
+    uint64_t frag_in;                   /* fragments taken in */
+    uint64_t frag_reassembled;          /* datagrams made whole */
+    uint64_t frag_dropped;              /* fragments dropped: duplicate, overlap, > 65535, IP options, no room */
+    uint64_t frag_timeout;              /* datagrams freed incomplete after 15 s */
+    uint64_t frag_evicted;              /* datagrams freed to make room (frag_mbufs_max reached) */
+    uint64_t frag_mbufs_held;           /* received frames waiting in reassembly now (gauge) */
+    uint64_t frag_mbufs_max;            /* ... the most that may wait: pool / 4, at most 128 (gauge) */
 };
 
 /* Bytes each received buffer must reserve for the stack (its priv area):
@@ -51,7 +71,8 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
                char *err, size_t errlen);
 
 /* One round: receive a burst, filter it, feed lwIP, run lwIP's due timers,
- * send what lwIP queued. Returns the frames received (0: idle). */
+ * send what lwIP queued. Returns the frames received (0: nothing arrived).
+ * Times the round (stack/round_acct.h): one TSC read. */
 unsigned stack_poll(struct stack *s);
 
 /* Milliseconds until lwIP's next timer is due (a bound for idle sleeps). */

@@ -10,6 +10,7 @@
 
 #include "port/lwip_port.h"
 #include "stack/lwip_load.h"
+#include "stack/round_acct.h"
 #include "stack/stack.h"
 
 struct stack {
@@ -22,8 +23,12 @@ struct stack {
     struct nic_caps caps;      /* what the port offers: MTU, checksums (netif.c) */
     int index;
     struct stack_stats st;     /* nic part filled on demand */
+    struct round_acct round;   /* the poll round in progress */
+    uint64_t tx_queued;        /* frames linkoutput put in the tx batch (netif.c) */
+    uint64_t tx_counted;       /* ... of those, the ones a round has counted */
     uint32_t max_socks;        /* tcp_conn_count */
     struct lstack_lwip_limits tcp; /* this stack's window and buffer sizes */
+    int syn_retries;           /* net.ipv4.tcp_syn_retries, read at start (TCP_SYNCNT's default) */
 
     /* sock layer (lstack/sock/, see tcp_sock.c): */
     uint32_t sock_count;       /* lsocks counted against max_socks */

@@ -57,12 +57,6 @@ static int naccepted;
 static size_t app_bytes;  /* read by A's application during the input */
 static bool verbose;      /* FUZZ_VERBOSE=1: one line per input (what reached A) */
 
-/* The event layer's hook; no epoll here. */
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
-
 static void die(const char *what)
 {
     fprintf(stderr, "fuzz_frames: %s\n", what);

@@ -104,6 +104,15 @@ def seeds():
     yield "ip_fragments_overlap", (
         rec(FIX_ETH | FIX_IP, eth(MAC_A, 0x0800, ipv4(1, ip_big[80:], ident=78, frag=80 // 8)))
         + rec(FIX_ETH | FIX_IP | REC_POLL, eth(MAC_A, 0x0800, ipv4(1, ip_big[:96], ident=78, frag=0x2000))))
+    # The first fragment twice, then the last: the copy is dropped (frag_dropped).
+    yield "ip_fragments_dup", (
+        rec(FIX_ETH | FIX_IP, eth(MAC_A, 0x0800, ipv4(1, ip_big[:96], ident=80, frag=0x2000)))
+        + rec(FIX_ETH | FIX_IP, eth(MAC_A, 0x0800, ipv4(1, ip_big[:96], ident=80, frag=0x2000)))
+        + rec(FIX_ETH | FIX_IP | REC_POLL, eth(MAC_A, 0x0800, ipv4(1, ip_big[96:], ident=80, frag=96 // 8))))
+    # A first fragment, then a last one ending past 65535 bytes (ping of death).
+    yield "ip_fragments_oversized", (
+        rec(FIX_ETH | FIX_IP, eth(MAC_A, 0x0800, ipv4(1, ip_big[:96], ident=81, frag=0x2000)))
+        + rec(FIX_ETH | FIX_IP | REC_POLL, eth(MAC_A, 0x0800, ipv4(1, b"p" * 64, ident=81, frag=65528 // 8))))
 
 
 def known():

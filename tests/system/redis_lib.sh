@@ -522,7 +522,7 @@ r_stat() {
     local name="$1" key="$2" ctl="$T_BUILD/tools/stackctl" json
     [[ "${R_KIND[$name]:-}" == lstack && -x "$ctl" && -n "${R_PID[$name]:-}" ]] || return 1
     json=$(ip netns exec "$TB_NS_SRV" "$ctl" -p "${R_PID[$name]}" --json --timeout 5 show stats 2>/dev/null) || return 1
-    python3 -c 'import json, sys; d = json.loads(sys.argv[1]); k = sys.argv[2]; print(int(d["total"].get(k, d["app"][k])))' \
+    python3 -c 'import json, sys; d = json.loads(sys.argv[1]); k = sys.argv[2]; print(int(d["total"][k] if k in d["total"] else d["app"][k]))' \
         "$json" "$key" \
         2>/dev/null
 }

@@ -199,7 +199,27 @@ echo "   conn_accepted +$acc (2 tests x 50 clients), epoll_waits +$ew"
 ((bad == 0)) || r_fail "stats counters did not grow as the benchmark did (above)"
 t_ok "show stats: packets, bytes, reads, writes, accepts, epoll waits grow with the benchmark"
 
-"$SC" -p "$PID" show stats >"$T_WORK/stats.txt" || r_fail "show stats (table) failed"
+# The poll rounds over the benchmark: busy rounds, their frames (those the
+# port gave but multi-segment drops), busy time per request within reason, the runtime.
+rounds_d() { echo $(($(stat_of "$1" "$T_WORK/s1.json") - $(stat_of "$1" "$T_WORK/s0.json"))); }
+busy=$(rounds_d rounds_busy)
+rxf=$(rounds_d rounds_rx_frames)
+rxp=$(rounds_d rx_packets)
+txf=$(rounds_d rounds_tx_frames)
+bcyc=$(rounds_d rounds_busy_cycles)
+hz=$(stat_of tsc_hz "$T_WORK/s1.json")
+us_per_req=$(python3 -c "print(f'{$bcyc / $hz * 1e6 / $total_req:.2f}' if $hz else 'none')")
+echo "   rounds_busy +$busy, rounds_rx_frames +$rxf (rx_packets +$rxp), rounds_tx_frames +$txf," \
+    "busy ${us_per_req} us per request (tsc_hz $hz)"
+[[ "$(py '[k in d["runtime"]["total"] for k in ("busy_pct", "rounds_per_s", "cycles_per_frame")]' "$T_WORK/s1.json")" == \
+    "[True, True, True]" ]] || r_fail "show stats --json: no runtime: $(head -c 300 "$T_WORK/s1.json")"
+((busy > 0 && rxf <= rxp && rxf >= rxp * 99 / 100 && txf >= total_req / 2 && hz > 100000000)) ||
+    r_fail "poll rounds did not count the benchmark's frames (above)"
+python3 -c "import sys; sys.exit(0 if 0.05 <= $us_per_req <= 10000 else 1)" ||
+    r_fail "busy time per request $us_per_req us is not plausible"
+t_ok "show stats: busy rounds, the received frames counted by the rounds, busy time $us_per_req us/request"
+
+"$SC" -p "$PID" show stats >"$T_WORK/stats.txt" 2>"$T_WORK/sc.err" || r_fail "show stats (table) failed: $(cat "$T_WORK/sc.err")"
 grep -qE "^COUNTER +STACK 0 +TOTAL$" "$T_WORK/stats.txt" && grep -qE "^reads +[0-9]+$" "$T_WORK/stats.txt" ||
     r_fail "stats table: $(head -n 3 "$T_WORK/stats.txt")"
 r_bench_bg srv "$T_WORK/bg.log" -c 20 -n 400000 -t ping
@@ -211,8 +231,11 @@ wait "$BG" 2>/dev/null
 [[ $(wc -l <"$T_WORK/rates.json") == 2 ]] || r_fail "--watch 1 --count 2: $(cat "$T_WORK/rates.json")"
 rx=$(tail -n 1 "$T_WORK/rates.json" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["rates"]["rx_packets"]))')
 ((rx > 1000)) || r_fail "rx_packets rate $rx/s while redis-benchmark runs"
-grep -qE "^TIME +RX_PPS " "$T_WORK/rates.txt" || r_fail "-r table: $(cat "$T_WORK/rates.txt")"
-t_ok "stats table; --watch 1 --count 2 --json: 2 reports ($rx rx packets/s under load); -r table"
+grep -qE "^TIME +RX_PPS .* ROUNDS/S +BUSY% +FR/BUSY +CYC/FRAME$" "$T_WORK/rates.txt" ||
+    r_fail "-r table: $(cat "$T_WORK/rates.txt")"
+grep -qE "^RUNTIME \(since start\) +STACK 0 +TOTAL$" "$T_WORK/stats.txt" && grep -qE "^busy % +[0-9.]+ +[0-9.]+$" "$T_WORK/stats.txt" ||
+    r_fail "stats table: no runtime table: $(grep -A7 RUNTIME "$T_WORK/stats.txt")"
+t_ok "stats table and its runtime table; --watch 1 --count 2 --json: 2 reports ($rx rx packets/s under load); -r table with the rounds"
 
 "$SC" -p "$PID" show config --json >"$T_WORK/conf.json" || r_fail "show config --json failed"
 [[ "$(py 'd["keys"]["tcp_conn_count"], d["keys"]["host_addr"], d["path"]' "$T_WORK/conf.json")" == \
@@ -252,7 +275,7 @@ SILENT=$!
 R_BG_PIDS+=("$SILENT")
 for ((i = 0; i < 50; i++)); do grep -q ready "$T_WORK/silent.log" 2>/dev/null && break; sleep 0.1; done
 t0=$(date +%s%N)
-"$SC" -p "$PID" show stats >/dev/null || r_fail "show stats behind 10 silent clients failed"
+"$SC" -p "$PID" show stats >/dev/null 2>"$T_WORK/sc.err" || r_fail "show stats behind 10 silent clients failed: $(cat "$T_WORK/sc.err")"
 ms=$((($(date +%s%N) - t0) / 1000000))
 kill "$SILENT" 2>/dev/null
 wait "$SILENT" 2>/dev/null
@@ -396,6 +419,13 @@ tb_start_lstackd "$T_BUILD/tools/lstackd" "$T_WORK/lstackd.conf" "$T_WORK/lstack
     r_fail "lstackd stats: $(head -c 300 "$T_WORK/d.json")"
 "$SC" -n lstackd show -c >/dev/null || r_fail "stackctl -n lstackd show -c"
 LPID=$TB_LSTACKD_PID
+kill -USR1 "$LPID"
+for ((i = 0; i < 50; i++)); do
+    grep -q '^lstackd: runtime rounds=[1-9]' "$T_WORK/lstackd.log" && break
+    sleep 0.1
+done
+grep -qE '^lstackd: runtime rounds=[1-9][0-9]* .* busy_pct=[0-9.]+ ' "$T_WORK/lstackd.log" ||
+    r_fail "lstackd SIGUSR1: no runtime line: $(tail -n 2 "$T_WORK/lstackd.log")"
 tb_stop_lstackd || r_fail "lstackd did not stop cleanly"
 [[ ! -e "$LSTACK_RUN_DIR/lstack.$LPID.sock" ]] || r_fail "lstackd left its control socket"
 t_ok "lstackd serves the same control socket and removes it at exit"

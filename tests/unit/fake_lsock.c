@@ -1,6 +1,7 @@
 /*
  * fake_lsock.c - see fake_lsock.h. Implements the two lsock.h calls the
- * event layer makes (lsock_events, lsock_watchers).
+ * event layer makes (lsock_events, lsock_watchers), and tells the watchers
+ * with the sock layer's own lsock_watchers_tell.
  */
 #include "fake_lsock.h"
 
@@ -17,7 +18,7 @@
 
 struct lsock {
     uint32_t ev;
-    struct epitem *watchers;
+    struct lsock_watcher *watchers;
 };
 
 uint32_t lsock_events(const struct lsock *s)
@@ -25,12 +26,12 @@ uint32_t lsock_events(const struct lsock *s)
     return s->ev;
 }
 
-struct epitem **lsock_watchers(struct lsock *s)
+struct lsock_watcher **lsock_watchers(struct lsock *s)
 {
     return &s->watchers;
 }
 
-struct epitem *fake_lsock_watchers(struct lsock *s)
+struct lsock_watcher *fake_lsock_watchers(struct lsock *s)
 {
     return s->watchers;
 }
@@ -39,7 +40,7 @@ void fake_lsock_set(struct lsock *s, uint32_t ev)
 {
     rt_lock();
     s->ev = ev;
-    lsock_changed(s);
+    lsock_watchers_tell(s->watchers);
     rt_unlock();
 }
 

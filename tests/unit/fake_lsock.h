@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 struct lsock;
-struct epitem;
+struct lsock_watcher;
 
 /* A new fake stack socket on a fresh kernel socket fd (returned). With
  * kernel_half the kernel socket listens on 127.0.0.1 (*port, host order)
@@ -25,6 +25,6 @@ void fake_sock_close(int fd, struct lsock *s);
 void fake_lsock_set(struct lsock *s, uint32_t ev);
 
 /* Head of its watcher list. */
-struct epitem *fake_lsock_watchers(struct lsock *s);
+struct lsock_watcher *fake_lsock_watchers(struct lsock *s);
 
 #endif

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "posix/libc.h"
+#include "common/libc.h"
 #include "posix/sock_fd.h"
 #include "runtime/runtime.h"
 #include "stack/stack.h"

@@ -22,11 +22,6 @@
 
 #include "tap.h"
 
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
-
 #define PORT 7001
 
 static struct stack *A, *B;

@@ -43,11 +43,6 @@
 
 static struct stack *A, *B;
 
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
-
 static double now_ms(void)
 {
     struct timespec ts;

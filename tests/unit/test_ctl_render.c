@@ -272,6 +272,82 @@ static void test_stats(void)
     free(text);
 }
 
+/* Poll-round counters: two stacks, then the same process 2 s later. */
+static const char *const rounds1[] = {
+    "{\"type\":\"time\",\"t_us\":1000000}",
+    "{\"type\":\"stack\",\"stack\":0,\"polls\":1000,\"rounds_busy\":100,\"rounds_rx_frames\":150,"
+    "\"rounds_tx_frames\":50,\"rounds_busy_cycles\":2000000,\"rounds_idle_cycles\":6000000,\"tsc_hz\":2000000000}",
+    "{\"type\":\"stack\",\"stack\":1,\"polls\":3000,\"rounds_busy\":0,\"rounds_rx_frames\":0,"
+    "\"rounds_tx_frames\":0,\"rounds_busy_cycles\":0,\"rounds_idle_cycles\":8000000,\"tsc_hz\":2000000000}",
+    "{\"type\":\"total\",\"polls\":4000,\"rounds_busy\":100,\"rounds_rx_frames\":150,"
+    "\"rounds_tx_frames\":50,\"rounds_busy_cycles\":2000000,\"rounds_idle_cycles\":14000000,\"tsc_hz\":2000000000}",
+    "{\"type\":\"app\",\"reads\":50}",
+    "{\"type\":\"end\"}",
+    NULL,
+};
+static const char *const rounds2[] = {
+    "{\"type\":\"time\",\"t_us\":3000000}",
+    "{\"type\":\"total\",\"polls\":404000,\"rounds_busy\":1100,\"rounds_rx_frames\":2150,"
+    "\"rounds_tx_frames\":1050,\"rounds_busy_cycles\":1002000000,\"rounds_idle_cycles\":3014000000,"
+    "\"tsc_hz\":2000000000}",
+    "{\"type\":\"app\",\"reads\":50}",
+    "{\"type\":\"end\"}",
+    NULL,
+};
+
+static void test_runtime(void)
+{
+    char err[256];
+    int rc;
+    char *t = render(rounds1, sc_show_stats, false, &rc, err, sizeof(err));
+    check(rc == SC_OK && strstr(t, "RUNTIME (since start)  STACK 0  STACK 1    TOTAL\n"
+                                   "rounds/s                250000   750000  1000000\n"
+                                   "busy %                   25.00     0.00    12.50\n"
+                                   "frames/busy round         2.00        -     2.00\n"
+                                   "cycles/frame             10000        -    10000\n"
+                                   "busy ms                    1.0      0.0      1.0\n"
+                                   "idle ms                    3.0      4.0      7.0\n") != NULL,
+          "stats: the runtime table (rounds/s, busy %, frames per busy round, cycles per frame, busy and idle "
+          "time) per stack and in total; '-' where there is nothing to divide");
+    free(t);
+    t = render(rounds1, sc_show_stats, true, &rc, err, sizeof(err));
+    check(rc == SC_OK && balanced(t) &&
+              strstr(t, "\"runtime\":{\"total\":{\"rounds\":4000,\"rounds_busy\":100,\"frames\":200,"
+                        "\"tsc_hz\":2000000000,\"rounds_per_s\":1000000.0,\"busy_pct\":12.500,"
+                        "\"frames_per_busy_round\":2.000,\"cycles_per_frame\":10000.0,\"busy_us\":1000.0,"
+                        "\"idle_us\":7000.0},\"stacks\":[{\"rounds\":1000,") != NULL &&
+              strstr(t, "\"frames_per_busy_round\":null,\"cycles_per_frame\":null") != NULL,
+          "stats --json: the runtime, total and per stack (null where there is nothing to divide)");
+    free(t);
+
+    struct sc_sample a, b;
+    struct canned c1 = {.lines = rounds1}, c2 = {.lines = rounds2};
+    struct sc_src s1 = {.next = canned_next, .ctx = &c1, .hello = &hello};
+    struct sc_src s2 = {.next = canned_next, .ctx = &c2, .hello = &hello};
+    sc_read_sample(&s1, &a, err, sizeof(err));
+    sc_read_sample(&s2, &b, err, sizeof(err));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sc_print_rates(&a, &b, true, false, f);
+    fclose(f);
+    check(strstr(text, "\"runtime\":{\"rounds\":400000,\"rounds_busy\":1000,\"frames\":3000,\"tsc_hz\":2000000000,"
+                       "\"rounds_per_s\":200000.0,\"busy_pct\":25.000,\"frames_per_busy_round\":3.000,"
+                       "\"cycles_per_frame\":333333.3,\"busy_us\":500000.0,\"idle_us\":1500000.0}") != NULL &&
+              strstr(text, "\"gauges\":{") != NULL && strstr(text, "\"tsc_hz\":2000000000}") != NULL &&
+              strstr(text, "\"tsc_hz\":0.000") == NULL,
+          "rates --json: the runtime over the interval; tsc_hz is a gauge, not a rate");
+    free(text);
+    text = NULL;
+    f = open_memstream(&text, &len);
+    sc_print_rates(&a, &b, false, true, f);
+    fclose(f);
+    check(strstr(text, " ROUNDS/S      BUSY%    FR/BUSY  CYC/FRAME\n") != NULL &&
+              strstr(text, "     200000       25.0       3.00     333333\n") != NULL,
+          "rates table: rounds/s, busy %, frames per busy round, cycles per frame over the interval");
+    free(text);
+}
+
 int main(void)
 {
     char err[64];
@@ -284,5 +360,6 @@ int main(void)
     test_errors();
     test_config_nic_loglevel();
     test_stats();
+    test_runtime();
     return tap_done();
 }

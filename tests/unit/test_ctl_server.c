@@ -34,13 +34,6 @@
 static struct stack *A, *B;
 #define CTL_EXTRA "tcp_conn_count = 64;\nunix_prefix = \"t_\";"
 
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
-
-
-
 static void pump(int rounds)
 {
     for (int i = 0; i < rounds; i++) {
@@ -227,6 +220,11 @@ static void test_server(struct lstack_conf *conf)
     t = ctl_test_ask("{\"version\":1,\"cmd\":\"stats\"}", sc_show_stats, true, &rc, err, sizeof(err));
     check(rc == SC_OK && t != NULL && strstr(t, "\"conn_accepted\":") != NULL && strstr(t, "\"sockets\":") != NULL,
           "show stats through the socket");
+    check(t != NULL && strstr(t, "\"rounds_busy\":") != NULL && strstr(t, "\"rounds_busy_cycles\":") != NULL &&
+              strstr(t, "\"rounds_idle_cycles\":") != NULL && strstr(t, "\"rounds_rx_frames\":") != NULL &&
+              strstr(t, "\"rounds_tx_frames\":") != NULL && strstr(t, "\"tsc_hz\":") != NULL &&
+              strstr(t, "\"runtime\":{\"total\":{\"rounds\":") != NULL,
+          "show stats through the socket: the poll rounds' counters and their runtime");
     check_fds(t);
     free(t);
     t = ctl_test_ask("{\"version\":1,\"cmd\":\"config\"}", sc_show_config, true, &rc, err, sizeof(err));

@@ -89,11 +89,6 @@ static int count_setup(void)
 }
 #endif
 
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
-
 #define PORT 7000
 
 static struct stack *A, *B;

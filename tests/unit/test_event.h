@@ -9,6 +9,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Timing bounds, with room for a loaded 2-core machine (a CI run beside
+ * other tests, or under ASan): a wake-up is seen within WAKE_MS of the
+ * event (the waits it ends have 1000 ms timeouts, so a missed wake-up
+ * still fails), and a timeout ends no more than LATE_MS after it is due
+ * (never before). */
+#define WAKE_MS 50
+#define LATE_MS 50
+
 /* One TAP line; returns cond. */
 bool check(bool cond, const char *name);
 

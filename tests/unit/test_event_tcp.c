@@ -21,6 +21,8 @@
 
 #include "conf/conf.h"
 #include "event/event.h"
+#include "posix/epoll_fd.h"
+#include "posix/sock_fd.h"
 #include "fake_runtime.h"
 #include "nic/nic.h"
 #include "runtime/runtime.h"
@@ -88,13 +90,13 @@ static void nodelay(struct lsock *s)
 static int ep_add(int ep, int fd, uint32_t events, uint64_t data)
 {
     struct epoll_event ev = {.events = events, .data.u64 = data};
-    return ev_epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+    return epfd_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
 static int ep_mod(int ep, int fd, uint32_t events, uint64_t data)
 {
     struct epoll_event ev = {.events = events, .data.u64 = data};
-    return ev_epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+    return epfd_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
 }
 
 /* Wait up to ms for an event with data want; returns its events or 0. */
@@ -104,7 +106,7 @@ static uint32_t wait_for(int ep, uint64_t want, int ms)
     for (;;) {
         struct epoll_event out[8];
         int left = (int)(end - now_ms());
-        int n = ev_epoll_pwait(ep, out, 8, left > 0 ? left : 0, NULL);
+        int n = epfd_pwait(ep, out, 8, left > 0 ? left : 0, NULL);
         for (int i = 0; i < n; i++)
             if (out[i].data.u64 == want)
                 return out[i].events;
@@ -135,7 +137,7 @@ static void t_tcp(uint32_t b_addr)
     ep_add(ep, fsrv, EPOLLIN, 1);
     ep_add(ep, p[0], EPOLLIN, 9);
     struct epoll_event out[8];
-    check(ev_epoll_pwait(ep, out, 8, 0, NULL) == 0, "tcp: idle listener: nothing");
+    check(epfd_pwait(ep, out, 8, 0, NULL) == 0, "tcp: idle listener: nothing");
 
     rt_lock();
     rc = lsock_connect(cli, b_addr, htons(PORT));
@@ -152,7 +154,7 @@ static void t_tcp(uint32_t b_addr)
     nodelay(cli);
     nodelay(conn);
     ep_add(ep, fconn, EPOLLIN | EPOLLET | EPOLLRDHUP, 3);
-    check(ev_epoll_pwait(ep, out, 8, 0, NULL) >= 0 && wait_for(ep, 3, 0) == 0, "tcp: no data yet: conn quiet");
+    check(epfd_pwait(ep, out, 8, 0, NULL) >= 0 && wait_for(ep, 3, 0) == 0, "tcp: no data yet: conn quiet");
 
     send_str(cli, "hello");
     check(wait_for(ep, 3, 1000) == EPOLLIN, "tcp ET: data arrives: EPOLLIN once");
@@ -177,14 +179,14 @@ static void t_tcp(uint32_t b_addr)
     recv_all(cli, buf, sizeof(buf));
 
     struct pollfd pf[2] = {{.fd = fconn, .events = POLLIN}, {.fd = p[0], .events = POLLIN}};
-    check(ev_ppoll(pf, 2, 0, NULL) == 0, "tcp poll: nothing to read");
+    check(ev_ppoll(pf, 2, 0, NULL, sockfd_lsock) == 0, "tcp poll: nothing to read");
     send_str(cli, "p");
     if (write(p[1], "k", 1) != 1)
         perror("write");
     double t0 = now_ms();
     int n = 0;
     while (n < 2 && now_ms() - t0 < 1000)
-        n = ev_ppoll(pf, 2, 1000, NULL);
+        n = ev_ppoll(pf, 2, 1000, NULL, sockfd_lsock);
     check(n == 2 && pf[0].revents == POLLIN && pf[1].revents == POLLIN, "tcp poll: stack socket and pipe in one call");
     recv_all(conn, buf, sizeof(buf));
     if (read(p[0], buf, 1) != 1)
@@ -196,7 +198,7 @@ static void t_tcp(uint32_t b_addr)
     uint32_t got_conn = 0, got_pipe = 0;
     t0 = now_ms();
     while ((got_conn == 0 || got_pipe == 0) && now_ms() - t0 < 1000) {
-        n = ev_epoll_pwait(ep, out, 8, 1000, NULL);
+        n = epfd_pwait(ep, out, 8, 1000, NULL);
         for (int i = 0; i < n; i++) {
             got_conn |= out[i].data.u64 == 3 ? out[i].events : 0;
             got_pipe |= out[i].data.u64 == 9 ? out[i].events : 0;
@@ -207,7 +209,7 @@ static void t_tcp(uint32_t b_addr)
     if (read(p[0], buf, 1) != 1)
         perror("read");
 
-    ev_epoll_ctl(ep, EPOLL_CTL_DEL, fcli, NULL);
+    epfd_ctl(ep, EPOLL_CTL_DEL, fcli, NULL);
     send_str(conn, "d");
     check(wait_for(ep, 2, 30) == 0, "tcp DEL: data for a deleted socket is not reported");
     ep_add(ep, fcli, EPOLLIN, 2);
@@ -218,7 +220,7 @@ static void t_tcp(uint32_t b_addr)
     FD_ZERO(&r);
     FD_SET(fconn, &r);
     send_str(cli, "s");
-    n = ev_pselect(fconn + 1, &r, NULL, NULL, 1000, NULL);
+    n = ev_pselect(fconn + 1, &r, NULL, NULL, 1000, NULL, sockfd_lsock);
     check(n == 1 && FD_ISSET(fconn, &r), "tcp select: readable stack socket");
     recv_all(conn, buf, sizeof(buf));
 
@@ -232,7 +234,7 @@ static void t_tcp(uint32_t b_addr)
     recv_all(conn, buf, sizeof(buf));
 
     t0 = now_ms();
-    n = ev_epoll_pwait(ep, out, 8, 100, NULL);
+    n = epfd_pwait(ep, out, 8, 100, NULL);
     dt = now_ms() - t0;
     printf("# idle epoll_wait(100) over live stacks: %.3f ms\n", dt);
     for (int i = 0; i < n; i++)
@@ -248,7 +250,7 @@ static void t_tcp(uint32_t b_addr)
     sock_close(fconn, conn);
     sock_close(fcli, cli);
     sock_close(fsrv, srv);
-    check(ev_epoll_pwait(ep, out, 8, 0, NULL) == 0, "tcp: closed sockets left the set");
+    check(epfd_pwait(ep, out, 8, 0, NULL) == 0, "tcp: closed sockets left the set");
     fd_close(ep);
     close(p[0]);
     close(p[1]);

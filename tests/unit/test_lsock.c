@@ -4,7 +4,7 @@
  * B (198.18.0.1) the server side, each the other's gateway. No DPDK, no
  * root. TAP output; one behaviour per check.
  *
- * lsock_changed() belongs to the event layer; here it only counts calls.
+ * Readiness signals are seen through watchers (lsock.h) that count calls.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,13 +30,21 @@
 static struct stack *A, *B;
 static uint32_t addr_a, addr_b;
 
-static struct lsock *changed_last;
-static unsigned changed_calls;
+/* A counting watcher: what the event layer would link to a socket. */
+struct counter {
+    struct lsock_watcher w; /* first: the watcher is the counter */
+    unsigned calls;
+};
 
-void lsock_changed(struct lsock *s)
+static void count_call(struct lsock_watcher *w)
 {
-    changed_last = s;
-    changed_calls++;
+    ((struct counter *)w)->calls++;
+}
+
+static void watch(struct lsock *s, struct counter *k)
+{
+    *k = (struct counter){.w.changed = count_call};
+    lsock_watcher_link(lsock_watchers(s), &k->w);
 }
 
 
@@ -178,9 +186,11 @@ static void test_connect_accept(struct lsock *l, struct lsock **cp, struct lsock
     check(lsock_events(c) == 0, "connecting socket: no events");
     check(lsock_connect(c, addr_b, htons(PORT)) == -EALREADY, "connect again while connecting: -EALREADY");
     check(recv_buf(c, buf, sizeof(buf), 0) == -EAGAIN, "recv while connecting: -EAGAIN");
-    unsigned calls = changed_calls;
+    struct counter kc;
+    watch(c, &kc);
     check((pump_until(c, EPOLLOUT) & (EPOLLOUT | EPOLLERR)) == EPOLLOUT, "connected: EPOLLOUT");
-    check(changed_calls > calls, "lsock_changed called on connect");
+    check(kc.calls > 0, "the connecting socket's watcher is told on connect");
+    lsock_watcher_unlink(&kc.w);
     check(lsock_connect(c, addr_b, htons(PORT)) == 0, "connect after completion: 0 (once)");
     check(lsock_connect(c, addr_b, htons(PORT)) == -EISCONN, "then -EISCONN");
     check(pump_until(l, EPOLLIN) == EPOLLIN, "listener: EPOLLIN with a connection queued");
@@ -202,9 +212,11 @@ static void test_small_data(struct lsock *c, struct lsock *s)
 {
     char buf[16] = {0};
     check(send_str(c, "hello") == 5, "send 5 bytes");
-    unsigned calls = changed_calls;
+    struct counter ks1, ks2;
+    watch(s, &ks1);
+    watch(s, &ks2);
     check(pump_until(s, EPOLLIN) == (EPOLLIN | EPOLLOUT), "server readable");
-    check(changed_calls > calls && changed_last == s, "lsock_changed called on data");
+    check(ks1.calls > 0 && ks2.calls == ks1.calls, "data: both watchers of the receiver told, as often");
     check(lsock_nread(s) == 5, "FIONREAD: 5");
     check(recv_buf(s, buf, 3, MSG_PEEK) == 3 && memcmp(buf, "hel", 3) == 0, "MSG_PEEK reads 3");
     check(lsock_nread(s) == 5, "MSG_PEEK consumes nothing");
@@ -213,6 +225,13 @@ static void test_small_data(struct lsock *c, struct lsock *s)
     check(lsock_recv(s, v, 2, 0) == 5 && memcmp(x, "he", 2) == 0 && memcmp(y, "llo", 3) == 0,
           "recv into two iovecs");
     check(lsock_nread(s) == 0 && recv_buf(s, buf, sizeof(buf), 0) == -EAGAIN, "queue empty: -EAGAIN");
+    lsock_watcher_unlink(&ks2.w);
+    unsigned before1 = ks1.calls;
+    check(send_str(c, "x") == 1 && pump_until(s, EPOLLIN) != 0 && ks1.calls > before1 && ks2.calls == before1,
+          "an unlinked watcher is told no more");
+    check(recv_buf(s, buf, sizeof(buf), 0) == 1 && buf[0] == 'x', "the next byte");
+    lsock_watcher_unlink(&ks1.w);
+    check(*lsock_watchers(s) == NULL, "both unlinked: the list is empty");
     check(lsock_events(s) == EPOLLOUT, "server not readable after draining");
     check(send_str(s, "world") == 5, "reply 5 bytes");
     pump_until(c, EPOLLIN);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_preload.sh BUILD_DIR SOURCE_DIR - the preload's contract with the
 # processes it is loaded into, without a NIC:
-#  - it exports exactly the calls listed in lstack/posix/calls.def;
+#  - it exports exactly the calls listed in lstack/common/calls.def;
 #  - a process that is not bound runs untouched (no DPDK loaded, no output);
 #  - a bound process whose stack cannot start says so loudly and carries on
 #    on the kernel (init_fail = "kernel"), or stops with the reason
@@ -30,7 +30,7 @@ trap 'rm -rf "$tmp"' EXIT
 exports_match() {
     # functions only: the linker's own __bss_start, _edata, _end are data markers
     nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "W" {print $3}' | sort >"$tmp/exported"
-    sed -n 's/^LSTACK_CALL\(_VA\)\{0,1\}([^,]*, *\([A-Za-z0-9_]*\),.*/\2/p' "$src/lstack/posix/calls.def" |
+    sed -n 's/^LSTACK_CALL\(_VA\)\{0,1\}([^,]*, *\([A-Za-z0-9_]*\),.*/\2/p' "$src/lstack/common/calls.def" |
         sort >"$tmp/listed"
     diff "$tmp/listed" "$tmp/exported" >"$tmp/diff" && [ -s "$tmp/listed" ]
 }

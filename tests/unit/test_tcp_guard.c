@@ -5,8 +5,6 @@
  * (raw_tcp.h) that pose as A from ports A never uses and are injected into
  * B's receive queue; B's answers to those ports are taken off the wire by a
  * tap and recorded, so A never sees them. No DPDK, no root. TAP output.
- *
- * lsock_changed() belongs to the event layer; here it does nothing.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,11 +42,6 @@ static struct {
     struct raw_seg seg[SEEN_MAX]; /* data pointers cleared: frames are gone */
     unsigned n;
 } seen;
-
-void lsock_changed(struct lsock *s)
-{
-    (void)s;
-}
 
 /* Tap on B's port: frames for the raw peer's ports are recorded and go no
  * further; everything else goes to A. */

@@ -72,12 +72,33 @@ void lstack_lwip_free(void *p);
 #define ARP_TABLE_SIZE 64
 #define ETHARP_SUPPORT_STATIC_ENTRIES 0
 
-/* Fragments: reassembled with bounded memory and age (Linux ipfrag_time is
- * 30 s; 15 s here), and large replies (ICMP) fragmented on the way out. */
+/* Fragments: reassembled with bounded memory and age, and large replies
+ * (ICMP) fragmented on the way out. At most IP_REASS_MAX_PBUFS received
+ * frames (mbufs of the port's pool, zero-copy) wait for the rest of their
+ * datagram: a fragment past that evicts the oldest other datagram (Linux's
+ * ipfrag_high_thresh, 4 MiB, evicts too); a datagram incomplete after
+ * IP_REASS_MAXAGE s is freed (ip_reass_tmr runs each second; Linux's
+ * ipfrag_time is 30 s). Overlapping and duplicate fragments are dropped,
+ * as is a datagram past 65535 bytes. docs/architecture.md "Fragments". */
 #define IP_REASSEMBLY 1
 #define IP_FRAG 1
 #define IP_REASS_MAXAGE 15
-#define IP_REASS_MAX_PBUFS 128
+#define IP_REASS_CHECK_OVERLAP 1
+#define IP_REASS_FREE_OLDEST 1
+/* The frames held: per stack, a quarter of its mbuf pool up to 128
+ * (stack.c; lstack_lwip_conf.reass_max_pbufs). */
+#define LSTACK_REASS_MAX_PBUFS 128u
+#ifdef LSTACK_LWIP_CORE
+#include <stdint.h>
+extern uint32_t lstack_ip_reass_max_pbufs;
+#define IP_REASS_MAX_PBUFS (lstack_ip_reass_max_pbufs ? lstack_ip_reass_max_pbufs : LSTACK_REASS_MAX_PBUFS)
+/* Counters (patch 0006, port/ip_reass_stats.c). */
+extern uint64_t lstack_reass_fragments, lstack_reass_reassembled, lstack_reass_dropped;
+extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
+#define LSTACK_REASS_COUNT(what) (lstack_reass_##what++)
+#else
+#define IP_REASS_MAX_PBUFS LSTACK_REASS_MAX_PBUFS
+#endif
 
 /* ---- checksums: per netif, so they follow the port's offloads ---- */
 #define LWIP_CHECKSUM_CTRL_PER_NETIF 1
@@ -144,6 +165,18 @@ extern uint32_t lstack_tcp_sndlowat, lstack_tcp_sndqueuelowat, lstack_tcp_ooseq_
 #define TCP_SND_QUEUELEN TCP_SND_QUEUELEN_is_per_stack_see_struct_stack_tcp
 #define TCP_SNDLOWAT TCP_SNDLOWAT_is_per_stack_see_struct_stack_tcp
 #define TCP_SNDQUEUELOWAT TCP_SNDQUEUELOWAT_is_per_stack_see_struct_stack_tcp
+#endif
+
+/* Ephemeral ports: the copy's range, Linux's net.ipv4.ip_local_port_range
+ * as the stack read it at start (patch 0006 makes the range a run-time
+ * value; END is the range's last port). */
+#define LSTACK_TCP_PORT_RANGE 1
+#ifdef LSTACK_LWIP_CORE
+extern uint16_t lstack_tcp_port_lo, lstack_tcp_port_hi;
+#define TCP_LOCAL_PORT_RANGE_START lstack_tcp_port_lo
+#define TCP_LOCAL_PORT_RANGE_END lstack_tcp_port_hi
+#define TCP_ENSURE_LOCAL_PORT_RANGE(port) \
+    ((u16_t)(lstack_tcp_port_lo + (u32_t)(port) % ((u32_t)lstack_tcp_port_hi - lstack_tcp_port_lo + 1u)))
 #endif
 
 /* ---- demultiplexing: a hash of the 4-tuple (port/pcb_hash.c, patch 0001) ---- */

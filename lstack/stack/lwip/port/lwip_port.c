@@ -23,6 +23,8 @@
 
 uint32_t lstack_tcp_wnd, lstack_tcp_snd_buf, lstack_tcp_snd_queuelen;
 uint32_t lstack_tcp_sndlowat, lstack_tcp_sndqueuelowat, lstack_tcp_ooseq_max;
+uint32_t lstack_ip_reass_max_pbufs;
+uint16_t lstack_tcp_port_lo = 32768, lstack_tcp_port_hi = 60999;
 
 static void (*port_log)(const char *msg);
 static uint64_t rand_state;
@@ -38,6 +40,12 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
     uint32_t queuelen = (4 * (uint64_t)c->snd_buf + c->mss - 1) / c->mss;
     if (queuelen > 0xfff0)
         return -EINVAL; /* lwIP counts queued segments in 16 bits */
+    if (c->port_lo != 0 || c->port_hi != 0) {
+        if (c->port_lo == 0 || c->port_lo > c->port_hi)
+            return -EINVAL;
+        lstack_tcp_port_lo = c->port_lo;
+        lstack_tcp_port_hi = c->port_hi;
+    }
     port_log = c->log;
     lstack_tcp_wnd = c->rcv_wnd;
     lstack_tcp_snd_buf = c->snd_buf;
@@ -53,6 +61,9 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
      * window's worth, in at most a window's worth of full segments. */
     uint32_t ooseq = c->rcv_wnd / c->mss + 1;
     lstack_tcp_ooseq_max = ooseq > 0xffff ? 0xffff : ooseq;
+    if (c->reass_max_pbufs > 0xffff)
+        return -EINVAL; /* lwIP counts them in 16 bits */
+    lstack_ip_reass_max_pbufs = c->reass_max_pbufs;
     if (getrandom(&rand_state, sizeof(rand_state), 0) != sizeof(rand_state) || rand_state == 0)
         rand_state = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&rand_state;
     int rc = lstack_port_mem_init(c->mem_limit);

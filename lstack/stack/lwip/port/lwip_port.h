@@ -31,6 +31,14 @@ struct lstack_lwip_conf {
     uint32_t mss;             /* MSS the send queue length is sized for */
     size_t mem_limit;         /* bytes the copy's arena may hand out */
     uint32_t pcb_hint;        /* connections expected (sizes the PCB hash) */
+    /* Received frames IPv4 reassembly may hold at once (each one an mbuf of
+     * the port's pool); past it the oldest incomplete datagram is evicted.
+     * 0: LSTACK_REASS_MAX_PBUFS. At most 0xffff. */
+    uint32_t reass_max_pbufs;
+    /* Ephemeral ports (connect, bind to port 0): port_lo..port_hi, both
+     * included; 1 <= port_lo <= port_hi (Linux: ip_local_port_range);
+     * 0 and 0: Linux's default, 32768-60999. */
+    uint16_t port_lo, port_hi;
     /* Where lwIP's diagnostics and failed asserts go (NULL: stderr). */
     void (*log)(const char *msg);
     /* How many more sockets the stack may open now (tcp_conn_count minus
@@ -76,6 +84,19 @@ struct lstack_lwip_syn_stats {
     uint64_t cookies_failed;  /* ACKs to a listener, while cookies were out, that carried none */
 };
 
+/* IPv4 reassembly (ip_reass_stats.c, counted by lwIP's ip4_frag.c through
+ * patch 0006). */
+struct lstack_lwip_reass_stats {
+    uint64_t fragments;       /* fragments taken in */
+    uint64_t reassembled;     /* datagrams made whole */
+    uint64_t dropped;         /* fragments dropped: duplicate, overlapping, past
+                                 65535 bytes, with IP options, or no room */
+    uint64_t timed_out;       /* datagrams freed incomplete after IP_REASS_MAXAGE s */
+    uint64_t evicted;         /* datagrams freed to make room (IP_REASS_MAX_PBUFS) */
+    uint64_t pbufs_waiting;   /* pbufs (received frames) held by waiting datagrams now */
+    uint64_t pbufs_max;       /* ... and the most they may hold (reass_max_pbufs) */
+};
+
 /* Set this copy's values and say what they imply in *out. Returns 0, or
  * -EINVAL (a value out of range) or -ENOMEM (the arena or the PCB table
  * could not be reserved). Before lwip_init, once. */
@@ -84,5 +105,12 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
 void lstack_lwip_mem_stats(struct lstack_lwip_mem_stats *out);
 void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);
 void lstack_lwip_syn_stats(struct lstack_lwip_syn_stats *out);
+void lstack_lwip_reass_stats(struct lstack_lwip_reass_stats *out);
+
+/* TSC ticks per second, as this copy's clock (sys_now.c) measured them
+ * against CLOCK_MONOTONIC; 0 before the first measurement (about 10 ms
+ * after the first sys_now) and where there is no TSC (not x86). Any
+ * thread (a racy read of one word). */
+uint64_t lstack_lwip_tsc_hz(void);
 
 #endif

@@ -1,5 +1,7 @@
 /*
- * libc.h - the real libc functions behind every interposed call.
+ * libc.h - the real libc functions behind every interposed call (the kernel
+ * side of every layer: posix, event, ctl and runtime call the kernel through
+ * it; it sits in common/ so that none of them depends on the POSIX layer for it).
  *
  * libc.<name> is the next definition of <name> after liblstack.so (dlsym
  * RTLD_NEXT), resolved once by a constructor before any other code of the
@@ -22,7 +24,7 @@
 struct libc_calls {
 #define LSTACK_CALL(ret, name, params, args) ret(*name) params;
 #define LSTACK_CALL_VA(ret, name, ...) ret(*name)(__VA_ARGS__, ...);
-#include "posix/calls.def"
+#include "common/calls.def"
 #undef LSTACK_CALL
 #undef LSTACK_CALL_VA
 };

@@ -5,7 +5,7 @@
  * unless a symbol is missing), so a process that is not bound pays one
  * dlsym per call in calls.def and nothing more.
  */
-#include "posix/libc.h"
+#include "common/libc.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -22,7 +22,7 @@ static const struct {
 } libc_syms[] = {
 #define LSTACK_CALL(ret, name, params, args) {#name, offsetof(struct libc_calls, name)},
 #define LSTACK_CALL_VA(ret, name, ...) {#name, offsetof(struct libc_calls, name)},
-#include "posix/calls.def"
+#include "common/calls.def"
 #undef LSTACK_CALL
 #undef LSTACK_CALL_VA
 };

@@ -1,0 +1,31 @@
+/*
+ * pkt_fanout.c - see pkt_fanout.h.
+ */
+#include "common/pkt_fanout.h"
+
+#include <linux/if_packet.h>
+#include <string.h>
+
+#ifndef SOL_PACKET
+#define SOL_PACKET 263
+#endif
+
+static _Thread_local bool window;
+
+void pkt_fanout_nodefrag(bool on)
+{
+    window = on;
+}
+
+const void *pkt_fanout_fix(int level, int name, const void *val, socklen_t len, int *scratch)
+{
+    if (level != SOL_PACKET || name != PACKET_FANOUT || !window || val == NULL || len != sizeof(int))
+        return val;
+    int arg;
+    memcpy(&arg, val, sizeof(arg));
+    /* The argument is the group id (low 16 bits), mode and flags (high 16). */
+    if (!(arg & (PACKET_FANOUT_FLAG_DEFRAG << 16)))
+        return val;
+    *scratch = arg & ~(PACKET_FANOUT_FLAG_DEFRAG << 16);
+    return scratch;
+}
