@@ -185,10 +185,13 @@ echo "-- 3. server: 10 cycles of restart / SIGKILL, a replica under lstack as th
 REP=$!
 PIDS+=("$REP")
 wait_pong 6380 "$REP" || fail "the replica under lstack did not come up"
-link_up() { # wait for master_link_status:up
+link_up() { # the replica linked to the master that runs now (20 s)
+    # Both sides: after a SIGKILL the replica still thinks its old link up
+    # until the new master resets its next REPLCONF ACK (or repl-timeout).
     local i
     for ((i = 0; i < 200; i++)); do
-        kcli 6380 info replication 2>/dev/null | tr -d '\r' | grep -q '^master_link_status:up' && return 0
+        kcli 6380 info replication 2>/dev/null | tr -d '\r' | grep -q '^master_link_status:up' &&
+            kcli 6379 info replication 2>/dev/null | tr -d '\r' | grep -q '^connected_slaves:1' && return 0
         kill -0 "$REP" 2>/dev/null || return 1
         sleep 0.1
     done
@@ -207,7 +210,7 @@ for ((c = 1; c <= 10; c++)); do
     val=$(head -c 3072 /dev/urandom | base64 -w 0 | tr '+/' ' ~')
     printf '%s' "$val" | kcli 6379 -x set "k$c" >/dev/null || fail "cycle $c: SET on the master failed"
     got=""
-    for ((i = 0; i < 50; i++)); do
+    for ((i = 0; i < 100; i++)); do
         got=$(kcli 6380 get "k$c")
         [[ "$got" == "$val" ]] && break
         sleep 0.1
