@@ -3,6 +3,7 @@
 
     callgrind_split.py CALLGRIND.OUT [--requests N] [--top K] [--calls FN,FN...]
                        [--maps PROC_PID_MAPS] [--lwip LIBLSTACK_LWIP.SO]
+                       [--idle IDLE_CALLGRIND.OUT --busy-rounds B]
 
 Prints the self cost (instructions, Ir) of each group of objects - redis,
 lstack, lwIP, DPDK, libc, allocator - and of each object, per request when
@@ -11,6 +12,20 @@ allocator, ld.so) charged to the group that called them, and the sum of
 lstack's and lwIP's groups ("lstack + lwIP"); then the K
 costliest functions, and how often the functions named with --calls were
 called. Stdlib only (and binutils' nm for --maps).
+
+Idle poll rounds (--idle, --busy-rounds). The stack polls while it waits,
+so a run counts, besides the work of its requests, the rounds that found
+nothing: as many as fit in the time the server waited for the client,
+which depends on the client's speed and the machine's load, not on the
+stack (the same build's lstack + lwIP per request moved by 4% between two
+runs), and a cheaper idle round only makes more of them. IDLE_CALLGRIND.OUT
+is a dump of the same process over a time with no traffic: its cost per
+poll round (per call of stack_poll), per group and per function, is what an
+idle round costs. B is the number of rounds of the benchmark that received
+a frame (stackctl's busy_polls over the run); the benchmark's other rounds
+(its stack_poll calls - B) were idle, and their estimated cost is taken
+out: "work" is what is left, per request. It still holds the per-round work
+of the busy rounds (the burst call, the timers, the flush).
 
 lwIP runs from a private copy in a memfd per stack (lstack/stack/lwip_load.c
 dlopens /proc/self/fd/N; /proc/PID/maps names it "/memfd:lstack-lwip-K
@@ -275,6 +290,73 @@ def rename_lwip(fn, ob, copies, syms):
     return nob, fn
 
 
+def load(path, rng, syms):
+    """parse() with lwIP's bare addresses named: (self cost by (object,
+    function), calls by function name, the file's total, library cost by
+    calling group)."""
+    self_cost, calls, totals, lib_by_caller = parse(path, rng)
+    fixed = defaultdict(int)
+    for (ob, fn), v in self_cost.items():
+        fixed[rename_lwip(fn, ob, rng, syms)] += v
+    named_calls = defaultdict(int)
+    for (ob, fn), v in calls.items():
+        named_calls[rename_lwip(fn, ob, rng, syms)[1]] += v
+    return fixed, named_calls, totals, lib_by_caller
+
+
+def charged_groups(self_cost, lib_by_caller):
+    """Cost per group with the shared libraries charged to their caller."""
+    groups = defaultdict(int)
+    for (ob, fn), v in self_cost.items():
+        groups[group_of(ob)] += v
+    charged = {g: v for g, v in groups.items() if g not in LIB_GROUPS}
+    for g, v in lib_by_caller.items():
+        charged[g] = charged.get(g, 0) + v
+    return charged
+
+
+def call_count(calls, name):
+    return sum(v for k, v in calls.items() if k == name or (k and k.endswith("'" + name)))
+
+
+STACK_GROUPS = ("lstack", "lstack (DPDK side)", "lwIP")
+POLL_FN = "stack_poll"  # one call per poll round (lstack/stack/stack.c)
+
+
+def print_work(self_cost, calls, lib_by_caller, idle_path, busy_rounds, rng, syms, requests, top):
+    """The benchmark's cost with its idle poll rounds taken out (see the
+    module's doc)."""
+    i_self, i_calls, _, i_lib = load(idle_path, rng, syms)
+    i_rounds = call_count(i_calls, POLL_FN)
+    rounds = call_count(calls, POLL_FN)
+    if i_rounds == 0 or rounds == 0:
+        print(f"\n(no {POLL_FN} calls in the idle or the benchmark dump: idle rounds not taken out)")
+        return
+    idle = max(rounds - busy_rounds, 0)
+    k = idle / i_rounds  # the idle dump, scaled to the benchmark's idle rounds
+    i_groups = charged_groups(i_self, i_lib)
+    b_groups = charged_groups(self_cost, lib_by_caller)
+    req = requests or 1
+    unit = " Ir/request" if requests else " Ir"
+    per_round = ", ".join(f"{g} {i_groups.get(g, 0) / i_rounds:,.0f}" for g in STACK_GROUPS)
+    print(f"\nidle poll rounds: the idle dump has {i_rounds:,} rounds, {sum(i_groups.get(g, 0) for g in STACK_GROUPS) / i_rounds:,.0f} Ir "
+          f"of lstack + lwIP each ({per_round}); the benchmark {rounds:,} rounds "
+          f"({rounds / req:.2f} per request), {busy_rounds:,} with frames, {idle:,} idle")
+    print(f"work (idle rounds taken out){unit}:")
+    for g in sorted(b_groups, key=lambda g: -b_groups[g]):
+        print(f"  {g:<22} {b_groups[g] / req:10.0f} - {k * i_groups.get(g, 0) / req:6.0f} idle = {(b_groups[g] - k * i_groups.get(g, 0)) / req:8.0f}")
+    w = {g: b_groups.get(g, 0) - k * i_groups.get(g, 0) for g in STACK_GROUPS}
+    each = ", ".join(f"{g} {v / req:,.0f}" for g, v in w.items())
+    print(f"  {'lstack + lwIP work':<22} {sum(w.values()) / req:10.0f}   ({each})")
+    print(f"\ntop {top} lstack/lwIP functions by work (self, idle rounds taken out){unit}:")
+    rows = []
+    for key, v in self_cost.items():
+        if group_of(key[0]) in STACK_GROUPS or group_of(key[0]) == "DPDK":
+            rows.append((v - k * i_self.get(key, 0), v, key))
+    for wv, v, (ob, fn) in sorted(rows, key=lambda r: -r[0])[:top]:
+        print(f"  {wv / req:8.0f}  (all {v / req:6.0f})  {fn}  [{ob.rsplit('/', 1)[-1]}]")
+
+
 def main(argv):
     if not argv or argv[0].startswith("-"):
         print(__doc__, file=sys.stderr)
@@ -285,6 +367,8 @@ def main(argv):
     want_calls = []
     maps = None
     lwip_so = None
+    idle_path = None
+    busy_rounds = None
     i = 1
     while i < len(argv):
         if argv[i] == "--requests":
@@ -297,13 +381,19 @@ def main(argv):
             maps = argv[i + 1]; i += 2
         elif argv[i] == "--lwip":
             lwip_so = argv[i + 1]; i += 2
+        elif argv[i] == "--idle":
+            idle_path = argv[i + 1]; i += 2
+        elif argv[i] == "--busy-rounds":
+            busy_rounds = int(argv[i + 1]); i += 2
         else:
             print(f"unknown argument {argv[i]}", file=sys.stderr)
             return 2
+    if (idle_path is None) != (busy_rounds is None):
+        print("--idle and --busy-rounds go together", file=sys.stderr)
+        return 2
     rng = lwip_copies(maps) if maps else None
     if maps:
         load_maps(maps)
-    self_cost, calls, totals, lib_by_caller = parse(path, rng)
     syms = []
     if rng:
         if lwip_so is None:
@@ -313,14 +403,7 @@ def main(argv):
         else:
             syms = lwip_symbols(lwip_so)
             print(f"lwIP symbols from {os.path.realpath(lwip_so)}, {len(rng)} copy(ies) in the process")
-    fixed = defaultdict(int)
-    for (ob, fn), v in self_cost.items():
-        fixed[rename_lwip(fn, ob, rng, syms)] += v
-    self_cost = fixed
-    named_calls = defaultdict(int)
-    for (ob, fn), v in calls.items():
-        named_calls[rename_lwip(fn, ob, rng, syms)[1]] += v
-    calls = named_calls
+    self_cost, calls, totals, lib_by_caller = load(path, rng, syms)
     total = sum(self_cost.values())
     per = (lambda x: f"{x / requests:10.0f}") if requests else (lambda x: "")
     unit = " Ir/request" if requests else ""
@@ -356,6 +439,8 @@ def main(argv):
     print(f"\ntop {top} functions (self){unit}:")
     for (ob, fn), v in sorted(self_cost.items(), key=lambda kv: -kv[1])[:top]:
         print(f"  {100.0 * v / total:6.1f}% {per(v)}  {fn}  [{ob.rsplit('/', 1)[-1]}]")
+    if idle_path is not None:
+        print_work(self_cost, calls, lib_by_caller, idle_path, busy_rounds, rng, syms, requests, top)
     if want_calls:
         print("\ncalls" + (" (per request)" if requests else "") + ":")
         for name in want_calls:

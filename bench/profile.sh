@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # profile.sh - where the instructions of an lstack redis-server go, per request.
 #
-#   bench/profile.sh [--build DIR] [--out DIR] [-n N] [--scenario S]
+#   bench/profile.sh [--build DIR] [--out DIR] [-n N] [--scenario S] [--idle SECONDS]
 #                    [--] [REDIS-BENCHMARK ARGS...]
 #
 # Brings up its own namespace pair (bed "lstkprof", or LSTACK_TB), starts
@@ -13,6 +13,13 @@
 # libc, the allocator, and lstack + lwIP; per request. Everything is
 # removed on exit; the callgrind file, a copy of /proc/PID/maps and the
 # split stay in --out (default bench/results/profile-<UTC timestamp>/).
+#
+# Before the benchmark, --idle SECONDS (default 3) of no traffic get a dump
+# of their own: the cost of an idle poll round. With the stack's busy_polls
+# over the benchmark (stackctl), the split also gives the benchmark's work
+# with its idle rounds taken out (callgrind_split.py --idle): the number of
+# idle rounds depends on how long the server waited for the client, not on
+# the stack, so that is the figure to compare builds with.
 #
 # --scenario S: ARGS of scripts/bench.sh's scenario S (1-6, without its -n),
 # e.g. --scenario 2 for -c 1000 -r 1000000 -t set,get -d 3.
@@ -36,18 +43,21 @@ NREQ=20000
 SERVER_CPU=1
 CLIENT_CPU=0
 SCENARIO=""
+IDLE_S=3
 while (($# > 0)); do
     case "$1" in
     --build) BUILD_DIR="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     -n) NREQ="$2"; shift 2 ;;
     --scenario) SCENARIO="${2:-}"; shift 2 ;;
+    --idle) IDLE_S="$2"; shift 2 ;;
     -h | --help) sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
     --) shift; break ;;
     *) break ;;
     esac
 done
 ARGS=("$@")
+[[ "$IDLE_S" =~ ^[1-9][0-9]*$ ]] || { echo "profile.sh: --idle wants whole seconds > 0, not '$IDLE_S'" >&2; exit 2; }
 [[ "$NREQ" =~ ^[1-9][0-9]*$ ]] || { echo "profile.sh: -n wants a positive integer, not '$NREQ'" >&2; exit 2; }
 if [[ -n "$SCENARIO" ]]; then
     ((${#ARGS[@]} == 0)) || { echo "profile.sh: --scenario or redis-benchmark arguments, not both" >&2; exit 2; }
@@ -128,20 +138,44 @@ done
 ((ready)) || { echo "profile.sh: redis under valgrind did not come up:"; tail -n 20 "$OUT/server.log"; exit 1; }
 cp "/proc/$SRV_PID/maps" "$OUT/maps"
 
+# busy_polls of the stack (stackctl); empty for a build without them.
+busy_polls() {
+    local ctl="$BUILD_DIR/tools/stackctl"
+    [[ -x "$ctl" ]] || return 0
+    ip netns exec "$TB_NS_SRV" "$ctl" -p "$SRV_PID" --json --timeout 60 show stats 2>/dev/null |
+        python3 -c 'import json, sys; print(int(json.load(sys.stdin)["total"]["busy_polls"]))' 2>/dev/null || true
+}
+
+# The idle phase: IDLE_S seconds without traffic, its own dump (what an
+# idle poll round costs, callgrind_split.py --idle).
+callgrind_control -z "$SRV_PID" >/dev/null
+sleep "$IDLE_S"
+callgrind_control -d "$SRV_PID" >/dev/null
+# shellcheck disable=SC2012 # our own file names
+idle_dump=$(ls -t "$CG".* 2>/dev/null | head -n 1)
+busy0=$(busy_polls)
+
 callgrind_control -z "$SRV_PID" >/dev/null
 ip netns exec "$TB_NS_CLI" taskset -c "$CLIENT_CPU" redis-benchmark -h "$TB_IP_STACK" -p 6379 --csv \
     -n "$NREQ" "${ARGS[@]}" | tee "$OUT/bench.csv"
 callgrind_control -d "$SRV_PID" >/dev/null
+busy1=$(busy_polls)
 sleep 1
 echo "redis-benchmark -n $NREQ ${ARGS[*]}" >"$OUT/command.txt"
 
 # shellcheck disable=SC2012 # our own file names
 dump=$(ls -t "$CG".* 2>/dev/null | head -n 1)
-[[ -n "$dump" ]] || { echo "profile.sh: no callgrind dump" >&2; exit 1; }
+[[ -n "$dump" && "$dump" != "$idle_dump" ]] || { echo "profile.sh: no callgrind dump" >&2; exit 1; }
+IDLE_ARGS=()
+if [[ -n "$idle_dump" && -n "$busy0" && -n "$busy1" ]]; then
+    IDLE_ARGS=(--idle "$idle_dump" --busy-rounds $((busy1 - busy0)))
+else
+    echo "(no busy_polls from stackctl: idle poll rounds not taken out)"
+fi
 # requests = N per test run
 tests=$(($(grep -c '^"' "$OUT/bench.csv") - 1))
 python3 "$ROOT/bench/callgrind_split.py" "$dump" --requests $((NREQ * tests)) --maps "$OUT/maps" --top 40 \
-    --lwip "$LWIP_SO" \
+    --lwip "$LWIP_SO" "${IDLE_ARGS[@]}" \
     --calls stack_poll,ev_wait,epoll_wait,sendto,malloc,free,rt_lock,pbuf_alloc,tcp_write,tcp_output,tcp_input \
     | tee "$OUT/split.txt"
 echo "profile: $OUT"

@@ -42,6 +42,8 @@ static const char *const usage_main =
     "  show nic           the DPDK port: driver, link, queues, offloads, xstats\n"
     "  set loglevel LEVEL error, warning, info or debug, at once\n"
     "  list               the lstack processes found\n"
+    "  ltran [SOCKET]     ltran's clients (processes sharing its port), their addresses,\n"
+    "                     listeners, frames in/out/dropped, ring depths, and its cost\n"
     "  help [COMMAND]     this text, or a command's\n"
     "\n"
     "Target (default: the only running lstack process):\n"
@@ -94,6 +96,15 @@ static const char *const usage_list =
     "\n"
     "List the control sockets in the run dir: PID, program, prefix, and whether\n"
     "the process still runs (a socket of a killed process is left over).\n";
+
+static const char *const usage_ltran =
+    "usage: stackctl ltran [SOCKET] [--json]\n"
+    "\n"
+    "Ask ltran (the process that shares one port among lstack processes) at its\n"
+    "unix socket (default $LTRAN_SOCKET, else /var/run/ltran/ltran.sock): its\n"
+    "clients with their addresses, listeners, 4-tuples, frames delivered (RX),\n"
+    "taken (TX), dropped on a full ring, ring depths; its own counters and the\n"
+    "busy time per frame forwarded (docs/ltran.md).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -207,6 +218,8 @@ static const char *help_for(const char *cmd)
         return usage_set;
     if (strcmp(cmd, "list") == 0)
         return usage_list;
+    if (strcmp(cmd, "ltran") == 0)
+        return usage_ltran;
     return NULL;
 }
 
@@ -349,8 +362,13 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "list") == 0)
         return sc_list(&o, stdout);
+    if (strcmp(cmd, "ltran") == 0) {
+        if (nargs > 2)
+            return usage_error("unexpected argument '%s'", args[2]);
+        return sc_ltran(&o, nargs > 1 ? args[1] : NULL, stdout);
+    }
     if (strcmp(cmd, "show") != 0 && strcmp(cmd, "set") != 0)
-        return usage_error("unknown command '%s' (show, set, list, help)", cmd);
+        return usage_error("unknown command '%s' (show, set, list, ltran, help)", cmd);
     const char *what = nargs > 1 ? args[1] : shortcut == 'c' ? "connections" : "stats";
     if (strcmp(cmd, "show") == 0 && nargs > 2)
         return usage_error("unexpected argument '%s'", args[2]);

@@ -153,4 +153,9 @@ void sc_print_rates(const struct sc_sample *a, const struct sc_sample *b, bool j
 /* The value of name in s (0 if absent). */
 uint64_t sc_sample_get(const struct sc_sample *s, const char *name);
 
+/* stackctl_ltran.c: `stackctl ltran [SOCKET]`: ltran's clients and
+ * counters (SOCKET: $LTRAN_SOCKET, else /var/run/ltran/ltran.sock). Returns
+ * an SC_* status; says why on stderr. */
+int sc_ltran(const struct sc_opts *o, const char *path, FILE *out);
+
 #endif

@@ -1,21 +1,93 @@
 /*
  * inet_csum.c - see inet_csum.h.
+ *
+ * The sum is taken over native-order 64-bit loads, two per step, each split
+ * into its 32-bit halves so that a 64-bit accumulator cannot carry out
+ * (RFC 1071: the one's-complement sum of 16-bit words does not depend on
+ * the order the words are added in, nor on the byte order they are loaded
+ * in, as long as the folded result is swapped back once). Loads go through
+ * memcpy: any alignment, one instruction on targets that allow it.
+ * Rejected: lwIP's own routine (two bytes per step, with its own alignment
+ * dance: 4-5x the instructions on a segment) and vector code (the sums here
+ * are headers and small segments: the setup would cost more than it saves).
  */
+#include <string.h>
+
 #include "common/inet_csum.h"
 
-uint32_t inet_csum_add(uint32_t sum, const uint8_t *p, size_t len)
+/* Sum of the native-order 16-bit words of p[0..len) (a last odd byte is
+ * the first byte of a word whose second is 0), not folded. */
+static uint64_t sum_native(const uint8_t *p, size_t len)
 {
-    uint64_t s = sum;
-    while (len >= 2) {
-        s += (uint32_t)p[0] << 8 | p[1];
+    uint64_t s = 0;
+    while (len >= 16) {
+        uint64_t a, b;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + 8, 8);
+        s += (a & 0xffffffffu) + (a >> 32) + (b & 0xffffffffu) + (b >> 32);
+        p += 16;
+        len -= 16;
+    }
+    if (len >= 8) {
+        uint64_t a;
+        memcpy(&a, p, 8);
+        s += (a & 0xffffffffu) + (a >> 32);
+        p += 8;
+        len -= 8;
+    }
+    if (len >= 4) {
+        uint32_t a;
+        memcpy(&a, p, 4);
+        s += a;
+        p += 4;
+        len -= 4;
+    }
+    if (len >= 2) {
+        uint16_t a;
+        memcpy(&a, p, 2);
+        s += a;
         p += 2;
         len -= 2;
     }
-    if (len == 1)
-        s += (uint32_t)p[0] << 8;
+    if (len == 1) {
+        uint8_t w[2] = {p[0], 0};
+        uint16_t a;
+        memcpy(&a, w, 2);
+        s += a;
+    }
+    return s;
+}
+
+static uint16_t fold(uint64_t s)
+{
+    s = (s & 0xffffffffu) + (s >> 32);
+    s = (s & 0xffffffffu) + (s >> 32);
+    s = (s & 0xffffu) + (s >> 16);
+    s = (s & 0xffffu) + (s >> 16);
+    return (uint16_t)s;
+}
+
+/* A native-order 16-bit value in network order (a swap on little-endian). */
+static uint16_t native_to_net(uint16_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap16(v);
+#else
+    return v;
+#endif
+}
+
+uint16_t inet_csum_native(const void *p, size_t len)
+{
+    return fold(sum_native(p, len));
+}
+
+uint32_t inet_csum_add(uint32_t sum, const uint8_t *p, size_t len)
+{
+    uint32_t s = sum + native_to_net(fold(sum_native(p, len)));
     while (s >> 16)
         s = (s & 0xffff) + (s >> 16);
-    return (uint32_t)s;
+    return s;
 }
 
 /* Pseudo header (source, destination, protocol 6, TCP length) + segment. */

@@ -2,7 +2,8 @@
  * inet_csum.h - the Internet checksum (RFC 1071) of IPv4 headers and TCP
  * segments, over raw frame bytes: for the frame filter (a received frame
  * the port could not check) and the memory test port (which plays a NIC
- * that computes and checks checksums).
+ * that computes and checks checksums), and lwIP's own checksums (lwIP's
+ * build compiles this file into its library, lwipopts.h).
  *
  * Pure: no state, no DPDK, no lwIP. Any thread.
  */
@@ -16,6 +17,13 @@
  * added to sum (a partial sum from a previous call, or 0). Bytes are taken
  * in network order. */
 uint32_t inet_csum_add(uint32_t sum, const uint8_t *p, size_t len);
+
+/* The one's-complement sum of the len bytes at p (any alignment) taken as
+ * native-order 16-bit words, folded to 16 bits, not inverted: lwIP's
+ * LWIP_CHKSUM contract ("host order" sum; lwipopts.h makes it lwIP's
+ * checksum routine). On a little-endian host it is the byte swap of
+ * inet_csum_add(0, p, len). */
+uint16_t inet_csum_native(const void *p, size_t len);
 
 /* The TCP checksum field value of the IPv4 packet at ip (header ihl bytes,
  * total length tot), computed over the pseudo header and the segment with

@@ -21,11 +21,14 @@ const void *pkt_fanout_fix(int level, int name, const void *val, socklen_t len, 
 {
     if (level != SOL_PACKET || name != PACKET_FANOUT || !window || val == NULL || len != sizeof(int))
         return val;
-    int arg;
+    unsigned arg;
     memcpy(&arg, val, sizeof(arg));
-    /* The argument is the group id (low 16 bits), mode and flags (high 16). */
-    if (!(arg & (PACKET_FANOUT_FLAG_DEFRAG << 16)))
+    /* The argument is the group id (low 16 bits), mode and flags (high 16);
+     * unsigned: the defrag flag shifted lands on an int's sign bit. */
+    const unsigned defrag = (unsigned)PACKET_FANOUT_FLAG_DEFRAG << 16;
+    if (!(arg & defrag))
         return val;
-    *scratch = arg & ~(PACKET_FANOUT_FLAG_DEFRAG << 16);
+    arg &= ~defrag;
+    memcpy(scratch, &arg, sizeof(arg));
     return scratch;
 }

@@ -78,6 +78,8 @@ struct lstack_conf {
 
     int log_level; /* syslog LOG_ERR .. LOG_DEBUG */
     char unix_prefix[LSTACK_CONF_STR_MAX];
+    bool use_ltran;                         /* share a port through ltran */
+    char ltran_socket[LSTACK_CONF_STR_MAX]; /* its unix socket */
 };
 
 /* Where the config is read from: $LSTACK_CONF_PATH if set and non-empty,

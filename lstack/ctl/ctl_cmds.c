@@ -175,6 +175,7 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "rx_bytes", st->nic.rx_bytes);
     ctl_rec_u64(b, "tx_packets", st->nic.tx_packets);
     ctl_rec_u64(b, "tx_bytes", st->nic.tx_bytes);
+    ctl_rec_u64(b, "tx_tso", st->tx_tso);
     for (int v = FRAME_PASS + 1; v < FRAME_VERDICT_COUNT; v++) {
         char k[48];
         snprintf(k, sizeof(k), "drop_%s", frame_verdict_name((enum frame_verdict)v));
@@ -239,6 +240,7 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     for (int v = 0; v < FRAME_VERDICT_COUNT; v++)
         total->drop[v] += x->drop[v];
     total->lwip_input_err += x->lwip_input_err;
+    total->tx_tso += x->tx_tso;
     total->polls += x->polls;
     total->busy_polls += x->busy_polls;
     total->rounds.busy += x->rounds.busy;

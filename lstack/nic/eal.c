@@ -10,6 +10,7 @@
  * `daemonize yes` because a forked child would share DPDK state).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -88,7 +89,7 @@ int nic_eal_init(int argc, char **argv, char *added, size_t addedlen, char *err,
     if (rc < 0) {
         eal_state = 2; /* EAL refuses a second attempt */
         const char *dir = rte_eal_get_runtime_dir();
-        if (dir != NULL && dir[0] != '\0')
+        if (dir != NULL && dir[0] != '\0' && !eal_args_secondary(argc, argv))
             remove_runtime_dir(dir); /* created before the failure */
         snprintf(err, errlen, "DPDK EAL init failed: %s (check dpdk_args and hugepages)",
                  rte_strerror(saved));
@@ -105,7 +106,9 @@ void nic_eal_cleanup(void)
         return;
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+    bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
     rte_eal_cleanup();
-    remove_runtime_dir(dir);
+    if (primary) /* a secondary's run directory is its primary's (ltran) */
+        remove_runtime_dir(dir);
     eal_state = 2;
 }

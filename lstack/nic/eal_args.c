@@ -17,8 +17,8 @@
  *                             one memfd per segment list (one fd for 2 MiB
  *                             pages on one NUMA node), no file anywhere,
  *                             nothing left behind even after kill -9.
- * lstack has no secondary processes, so the shared state that file-backed
- * memory allows is never used.
+ * A direct-port lstack has no secondary processes, so the shared state that
+ * file-backed memory allows is never used there.
  * Rejected: --huge-unlink as the default (what lstack did first: one fd per
  * 2 MiB page, ~100 for a 10,000-connection pool, and --single-file-segments
  * is refused beside it); --legacy-mem (takes every free hugepage of the
@@ -49,8 +49,21 @@ static bool has_huge_unlink(int argc, char *const *argv)
     return false;
 }
 
+bool eal_args_secondary(int argc, char *const *argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--proc-type=secondary") == 0)
+            return true;
+        if (strcmp(argv[i], "--proc-type") == 0 && i + 1 < argc && strcmp(argv[i + 1], "secondary") == 0)
+            return true;
+    }
+    return false;
+}
+
 int eal_args_memory(int argc, char *const *argv, const char *added[EAL_ARGS_MAX_ADDED])
 {
+    if (eal_args_secondary(argc, argv))
+        return 0;
     bool in_memory = has(argc, argv, "--in-memory");
     bool single = has(argc, argv, "--single-file-segments");
     int n = 0;

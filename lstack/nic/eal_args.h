@@ -15,4 +15,9 @@
  * DPDK, no allocation, any thread. */
 int eal_args_memory(int argc, char *const *argv, const char *added[EAL_ARGS_MAX_ADDED]);
 
+/* true if argv[1..argc) asks for a secondary process (--proc-type=secondary
+ * or --proc-type secondary: use_ltran = 1). Pure. */
+#include <stdbool.h>
+bool eal_args_secondary(int argc, char *const *argv);
+
 #endif

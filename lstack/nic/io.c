@@ -49,11 +49,14 @@ static void tx_cksum_prepare(struct rte_mbuf *m)
     size_t ihl = (size_t)(ip->version_ihl & 0x0f) * 4;
     m->l2_len = sizeof(*eth);
     m->l3_len = (uint16_t)ihl;
+    /* With RTE_MBUF_F_TX_TCP_SEG (a TSO frame) the pseudo-header sum below
+     * leaves the length out, as the port wants. */
     m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
     ip->hdr_checksum = 0;
     if (ip->next_proto_id == IPPROTO_TCP && (rte_be_to_cpu_16(ip->fragment_offset) & 0x3fff) == 0 &&
         m->data_len >= sizeof(*eth) + ihl + sizeof(struct rte_tcp_hdr)) {
         struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)((uint8_t *)ip + ihl);
+        m->l4_len = (uint16_t)((tcp->data_off >> 4) * 4);
         m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
         tcp->cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
     }
@@ -151,6 +154,43 @@ static uint8_t *dpdk_tx_frame(struct nic *nic, uint16_t len)
     return data;
 }
 
+/* A TSO frame: a chain of mbufs the port cuts into frames of mss payload
+ * bytes (RTE_MBUF_F_TX_TCP_SEG; tx_cksum_prepare fills in the header
+ * lengths and checksum flags at tx_flush, when the headers are written). */
+static unsigned dpdk_tx_frame_tso(struct nic *nic, uint32_t len, uint16_t mss, struct nic_iov *iov, unsigned max)
+{
+    struct dpdk_nic *n = dpdk_nic(nic);
+    unsigned room = n->mbuf_data_room;
+    unsigned need = (len + room - 1) / room;
+    if (n->tso_frame_max == 0 || mss == 0 || len > n->tso_frame_max || need > max || need > NIC_TSO_IOV_MAX) {
+        n->st.drop_tx_toolong++;
+        return 0;
+    }
+    if (n->tx_count == NIC_TX_BATCH)
+        dpdk_tx_flush(nic);
+    struct rte_mbuf *seg[NIC_TSO_IOV_MAX];
+    if (rte_pktmbuf_alloc_bulk(n->pool, seg, need) != 0) {
+        n->st.drop_tx_nombuf++;
+        return 0;
+    }
+    uint32_t left = len;
+    for (unsigned i = 0; i < need; i++) {
+        uint16_t k = (uint16_t)(left < room ? left : room);
+        iov[i] = (struct nic_iov){(uint8_t *)rte_pktmbuf_append(seg[i], k), k};
+        left -= k;
+        if (i > 0)
+            seg[i - 1]->next = seg[i];
+    }
+    struct rte_mbuf *head = seg[0];
+    head->nb_segs = (uint16_t)need;
+    head->pkt_len = len;
+    head->ol_flags |= RTE_MBUF_F_TX_TCP_SEG;
+    head->tso_segsz = mss;
+    n->tx_len[n->tx_count] = (uint16_t)len;
+    n->tx_batch[n->tx_count++] = head;
+    return need;
+}
+
 static void dpdk_get_stats(const struct nic *nic, struct nic_stats *s)
 {
     const struct dpdk_nic *n = dpdk_nic_c(nic);
@@ -177,6 +217,9 @@ static void dpdk_caps(const struct nic *base, struct nic_caps *c)
         .mtu = mtu,
         .rx_cksum = (n->rx_offloads & RTE_ETH_RX_OFFLOAD_TCP_CKSUM) != 0,
         .tx_cksum = (n->tx_offloads & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0,
+        /* the frame less its largest headers (Ethernet, IPv4 and TCP with options) */
+        .tso_max = n->tso_frame_max > 134 ? n->tso_frame_max - 134 : 0,
+        .tso_mss_max = n->tso_mss_max,
     };
 }
 
@@ -184,6 +227,7 @@ const struct nic_ops dpdk_nic_ops = {
     .rx_burst = dpdk_rx_burst,
     .pkt_free = dpdk_pkt_free,
     .tx_frame = dpdk_tx_frame,
+    .tx_frame_tso = dpdk_tx_frame_tso,
     .tx_flush = dpdk_tx_flush,
     .get_stats = dpdk_get_stats,
     .mac = dpdk_nic_mac,

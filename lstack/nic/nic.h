@@ -59,7 +59,20 @@ struct nic_caps {
     bool rx_cksum;            /* it checks received IPv4 header and TCP checksums (nic_pkt.cksum) */
     bool tx_cksum;            /* it fills in the IPv4 header and TCP checksums of
                                  what it sends: the stack leaves them 0 */
+    uint32_t tso_max;         /* TSO: the most TCP payload it takes in one IPv4/TCP
+                                 frame (tx_frame_tso) and cuts into MSS frames,
+                                 each with its IPv4 id and length, TCP sequence
+                                 and flags, and both checksums fixed up; 0: none */
+    uint16_t tso_mss_max;     /* TSO: the largest MSS it cuts by (0: any the MTU takes) */
 };
+
+/* One buffer of an outgoing frame that spans several (tx_frame_tso). */
+struct nic_iov {
+    uint8_t *base;
+    uint32_t len;
+};
+/* The most buffers a TSO frame takes (64 KiB in buffers of 1.5-2 KiB). */
+#define NIC_TSO_IOV_MAX 64
 
 /* One item of a port's description (`stackctl show nic`): a group ("port",
  * "link", "queues", "offloads", "stats", "xstats", "pool"), a name, and a
@@ -82,6 +95,14 @@ struct nic_ops {
      * return where to write it; NULL if no buffer or len is too long
      * (counted). It leaves at the next tx_flush, or when the batch is full. */
     uint8_t *(*tx_frame)(struct nic *n, uint16_t len);
+    /* With caps.tso_max: reserve in the pending tx batch an IPv4/TCP frame
+     * of len bytes (headers plus at most tso_max payload) that the port
+     * cuts into frames of mss payload bytes (TSO). Fills iov[0..n) with
+     * where the frame's bytes go, in order (iov[0] holds at least its first
+     * 128 bytes: every header), and returns n; 0 if no buffers, or len,
+     * mss or max do not fit (counted as drop_tx_nombuf / drop_tx_toolong).
+     * The stack leaves the IPv4 and TCP checksums 0. NULL: no TSO. */
+    unsigned (*tx_frame_tso)(struct nic *n, uint32_t len, uint16_t mss, struct nic_iov *iov, unsigned max);
     /* Send the pending batch; what the queue will not take after a few tries
      * is freed and counted as drop_tx_full. Returns frames sent. */
     unsigned (*tx_flush)(struct nic *n);
@@ -100,6 +121,12 @@ struct nic_ops {
     /* What the port offers (MTU); any thread, never at the same time as
      * another op of n. */
     void (*caps)(const struct nic *n, struct nic_caps *c);
+    /* A port shared with other processes (ltran): have the SYNs for TCP
+     * port `port` of address ip (both network order) delivered here (on),
+     * or no longer (off). Returns 0, -EADDRINUSE (another process has it),
+     * -ENOTCONN (the sharer is gone). The poller's thread. NULL: a port of
+     * this process alone, nothing to claim. */
+    int (*claim_listen)(struct nic *n, uint32_t ip, uint16_t port, bool on);
 };
 
 /* Every implementation's port struct starts with this. */
@@ -141,6 +168,23 @@ NIC_DPDK_EXPORT void nic_eal_cleanup(void);
  * reason in err (e.g. the MACs of the ports that exist when none matches). */
 NIC_DPDK_EXPORT struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen);
 
+/* ---- ltran (use_ltran = 1): a port shared through the ltran process ----
+ * Connects to ltran's unix socket, learns its DPDK file prefix, starts EAL
+ * as a secondary process of ltran with argv plus --proc-type=secondary and
+ * --file-prefix (written to added, space-separated), registers ip, and
+ * opens the rx/tx rings ltran made for this process. Once per process (it
+ * starts EAL). Returns NULL with a reason in err. nic/ltran_nic.c. */
+struct nic_ltran_params {
+    const char *socket_path;
+    uint32_t ip;            /* network order */
+    int argc;               /* argv[0] is a program name */
+    char **argv;
+    uint16_t priv_size;     /* per-mbuf area the caller needs (rx pbuf) */
+    uint16_t burst;         /* rx burst (nic_read_number) */
+};
+NIC_DPDK_EXPORT struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t addedlen,
+                                           char *err, size_t errlen);
+
 /* ---- memory ---- */
 
 /* Two ports wired to each other: what one sends, the other receives, in
@@ -151,7 +195,9 @@ int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct ni
 
 /* Make memory port n offer caps (before a stack opens on it), playing the
  * NIC: with tx_cksum it fills in the checksums of what it sends, with
- * rx_cksum it checks those of what it delivers and flags each frame.
+ * rx_cksum it checks those of what it delivers and flags each frame, with
+ * tso_max it takes TSO frames (tx_frame_tso) and cuts them into MSS
+ * frames at tx_flush, before the tap sees them.
  * What it did, for tests: frames whose checksums it filled, of those the
  * ones that came with a non-zero IPv4 or TCP checksum already (the stack
  * computed what it should have left), and received frames it found bad. */
@@ -160,6 +206,13 @@ struct nic_mem_cksum {
 };
 void nic_mem_set_caps(struct nic *n, const struct nic_caps *caps);
 void nic_mem_cksum_counts(const struct nic *n, struct nic_mem_cksum *out);
+/* What memory port n's TSO did: frames it took, frames it cut them into,
+ * frames it could not cut (not IPv4/TCP, headers beyond the first buffer,
+ * an MSS frame longer than a buffer: dropped). */
+struct nic_mem_tso {
+    uint64_t frames, pieces, bad;
+};
+void nic_mem_tso_counts(const struct nic *n, struct nic_mem_tso *out);
 
 /* Test hooks of a memory port n (a port of nic_mem_pair, nothing else).
  * The tap sees every frame n sends, at its tx_flush, before the peer does:
@@ -171,5 +224,9 @@ void nic_mem_set_tap(struct nic *n, nic_mem_tap_fn fn, void *ctx);
  * counts against the peer's buffers). Returns 0, or -1 (longer than a
  * buffer, the peer's buffers all in use, out of memory). */
 int nic_mem_inject(struct nic *n, const uint8_t *frame, uint16_t len);
+/* Add count frame buffers to the pair's free list now (as a pool is
+ * allocated up front), so that sending and cutting frames later needs no
+ * malloc while fewer are in use. Returns 0, or -1 (out of memory). */
+int nic_mem_prealloc(struct nic *n, uint32_t count);
 
 #endif

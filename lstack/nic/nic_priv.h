@@ -84,6 +84,8 @@ struct dpdk_nic {
 
     struct nic_stats st;      /* pool fields filled on demand */
     uint64_t rx_offloads, tx_offloads; /* enabled at configure time (describe.c) */
+    uint32_t tso_frame_max;   /* with TSO: the longest frame, in at most NIC_TSO_IOV_MAX mbufs */
+    uint16_t tso_mss_max;     /* with TSO: the largest MSS the PMD cuts by (0: any) */
 
     /* Bursts run only while started (atomic: a memif client's reconnect
      * stops and starts the port from the interrupt thread). quiesce: NULL

@@ -67,6 +67,36 @@ static int choose_port(const struct nic_params *p, uint16_t *out, char *err, siz
     return -1;
 }
 
+/* TSO where the port cuts TCP frames and takes them as mbuf chains
+ * (MULTI_SEGS), with checksum offload on: a TSO frame is up to 64 KiB in
+ * 2 KiB mbufs, and each MSS frame cut from it may span two mbufs or more
+ * (nb_mtu_seg_max). Sets conf's offloads and n->tso_frame_max. */
+static void tso_setup(struct dpdk_nic *n, const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
+{
+    const uint64_t tso = RTE_ETH_TX_OFFLOAD_TCP_TSO | RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    if ((info->tx_offload_capa & tso) != tso || !(conf->txmode.offloads & RTE_ETH_TX_OFFLOAD_TCP_CKSUM))
+        return;
+    uint16_t mtu = 0;
+    if (rte_eth_dev_get_mtu(n->port, &mtu) != 0 || mtu == 0)
+        mtu = RTE_ETHER_MTU;
+    unsigned room = n->mbuf_data_room;
+    unsigned per_mtu = (mtu + RTE_ETHER_HDR_LEN + room - 1) / room + 1;
+    unsigned segs = info->tx_desc_lim.nb_seg_max ? info->tx_desc_lim.nb_seg_max : NIC_TSO_IOV_MAX;
+    unsigned mtu_segs = info->tx_desc_lim.nb_mtu_seg_max ? info->tx_desc_lim.nb_mtu_seg_max : per_mtu;
+    if (segs > NIC_TSO_IOV_MAX)
+        segs = NIC_TSO_IOV_MAX;
+    if (segs < 2 || mtu_segs < per_mtu)
+        return;
+    uint32_t max = segs * room;
+    n->tso_frame_max = max < 0xffff ? max : 0xffff;
+    /* DPDK's tap PMD cuts in software (librte_gso) and refuses a TSO frame
+     * whose MSS plus Ethernet, IPv4 and TCP headers exceeds the MTU (the
+     * MTU leaves the Ethernet header out): its MSS is 14 bytes short. */
+    if (info->driver_name != NULL && strcmp(info->driver_name, "net_tap") == 0)
+        n->tso_mss_max = (uint16_t)(mtu - RTE_ETHER_HDR_LEN - 40);
+    conf->txmode.offloads |= tso;
+}
+
 static int setup_queues(struct dpdk_nic *n, const struct nic_params *p, int socket, char *err, size_t errlen)
 {
     struct rte_eth_conf conf;
@@ -82,6 +112,7 @@ static int setup_queues(struct dpdk_nic *n, const struct nic_params *p, int sock
             conf.rxmode.offloads |= rx;
         if ((info.tx_offload_capa & tx) == tx)
             conf.txmode.offloads |= tx;
+        tso_setup(n, &info, &conf);
     }
     int rc = rte_eth_dev_configure(n->port, 1, 1, &conf);
     if (rc != 0) {

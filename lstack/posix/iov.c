@@ -18,6 +18,19 @@ static size_t entry_len(const struct iov_cur *c, size_t i)
 
 int iov_cur_init(struct iov_cur *c, const struct iovec *iov, size_t cnt)
 {
+    /* One entry (read, write, send, recv: most calls): the general path's
+     * result without its loops. */
+    if (cnt == 1 && iov != NULL) {
+        size_t len = iov[0].iov_len;
+        if (len > (size_t)SSIZE_MAX)
+            return -EINVAL;
+        c->iov = iov;
+        c->cnt = 1;
+        c->last_len = c->left = len > LSTACK_RW_MAX ? LSTACK_RW_MAX : len;
+        c->idx = 0;
+        c->off = 0;
+        return 0;
+    }
     memset(c, 0, sizeof(*c));
     c->iov = iov;
     if (cnt > 0 && iov == NULL)

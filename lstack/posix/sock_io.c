@@ -11,6 +11,11 @@
  * returns that count, like Linux; a blocking one returns when everything is
  * queued (or its timeout expired, or an error came after some bytes).
  *
+ * A call with one entry (read, write, send, recv) first makes its one
+ * lsock_recv / lsock_send directly, without the cursor: the checks and the
+ * loop cost more than the call itself; it goes on to the loop only when
+ * that call left something to do (nothing there yet, a partial write).
+ *
  * Frames that a write queues leave at the next poll round: in
  * run-to-completion that is the application's next epoll_wait, so the
  * replies Redis writes in one event-loop turn leave in one burst.
@@ -25,6 +30,18 @@
 #include "posix/sock_fd_priv.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"
+
+/* The one-entry call (read, write, send, recv: most calls) that the fast
+ * paths below take: a header and an entry io_start would accept, in a
+ * process that may use the stack. Returns the entry, or NULL for the
+ * general path. */
+static const struct iovec *one_entry(const struct msghdr *msg)
+{
+    if (msg == NULL || msg->msg_iovlen != 1 || msg->msg_iov == NULL || msg->msg_iov[0].iov_len == 0 ||
+        msg->msg_iov[0].iov_len > LSTACK_RW_MAX || rt_is_child())
+        return NULL;
+    return msg->msg_iov;
+}
 
 /* Common checks of recvmsg/sendmsg, in Linux's order (the fd, the header,
  * the entry count, the entries). Returns 0 with whether the call may block
@@ -53,6 +70,23 @@ ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
     app_cnt.reads++; /* issue 4: stackctl show stats */
+    /* Fast path: one entry, no flags, and data or EOF or an error to
+     * report: one lsock_recv, as the loop below would make it. Only "none
+     * yet" (nothing consumed, nothing taken) goes on to the loop. */
+    const struct iovec *v1 = flags == 0 ? one_entry(msg) : NULL;
+    if (v1 != NULL) {
+        rt_lock();
+        ssize_t n = lsock_recv(sf->ls, v1, 1, 0);
+        rt_unlock();
+        if (n >= 0) {
+            msg->msg_namelen = 0;
+            msg->msg_controllen = 0;
+            msg->msg_flags = 0;
+            return n;
+        }
+        if (n != -EAGAIN)
+            return fail_neg(n);
+    }
     bool wait;
     struct iov_cur cur;
     if (io_start(sf, msg, flags, &wait, &cur) != 0)
@@ -109,11 +143,33 @@ ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int f
 {
     struct sock_file *sf = sock_file(e);
     app_cnt.writes++; /* issue 4: stackctl show stats */
+    /* Fast path: one entry that fits whole, or an error to report: one
+     * lsock_send, as the loop below would make it. A partial or empty
+     * result goes on to the loop, with what was queued counted as sent. */
+    const struct iovec *v1 = one_entry(msg);
+    size_t first = 0;
+    if (v1 != NULL) {
+        rt_lock();
+        ssize_t n = lsock_send(sf->ls, v1, 1, flags);
+        rt_unlock();
+        if ((size_t)n == v1->iov_len)
+            return n;
+        if (n < 0 && n != -EAGAIN) {
+            if (n == -EPIPE && !(flags & MSG_NOSIGNAL))
+                raise(SIGPIPE);
+            return fail_neg(n);
+        }
+        if (n > 0)
+            first = (size_t)n;
+    }
     bool wait;
     struct iov_cur cur;
     if (io_start(sf, msg, flags, &wait, &cur) != 0)
         return -1;
-    size_t sent = 0;
+    size_t sent = first;
+    iov_cur_advance(&cur, first);
+    if (first > 0 && !wait)
+        return (ssize_t)first; /* the send buffer is full: a partial write, like Linux */
     for (;;) {
         struct iovec one;
         int cnt;

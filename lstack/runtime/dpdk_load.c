@@ -49,8 +49,9 @@ int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
     void *init = dlsym(h, "nic_eal_init");
     void *cleanup = dlsym(h, "nic_eal_cleanup");
     void *open = dlsym(h, "nic_dpdk_open");
-    if (init == NULL || cleanup == NULL || open == NULL) {
-        snprintf(err, errlen, "%s lacks nic_eal_init/nic_eal_cleanup/nic_dpdk_open", path);
+    void *lopen = dlsym(h, "nic_ltran_open");
+    if (init == NULL || cleanup == NULL || open == NULL || lopen == NULL) {
+        snprintf(err, errlen, "%s lacks nic_eal_init/nic_eal_cleanup/nic_dpdk_open/nic_ltran_open", path);
         dlclose(h);
         return -1;
     }
@@ -58,5 +59,6 @@ int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
     memcpy(&d->eal_init, &init, sizeof(init));
     memcpy(&d->eal_cleanup, &cleanup, sizeof(cleanup));
     memcpy(&d->open, &open, sizeof(open));
+    memcpy(&d->ltran_open, &lopen, sizeof(lopen));
     return 0;
 }

@@ -59,13 +59,27 @@ static void rt_shutdown(void)
     dpdk.eal_cleanup();
 }
 
-static int start(const struct lstack_conf *c, char *err, size_t errlen)
+/* use_ltran = 1: the port is ltran's; EAL starts as its secondary. */
+static struct nic *open_ltran(const struct lstack_conf *c, char **argv, char *err, size_t errlen)
 {
-    if (dpdk_load(&dpdk, err, errlen) != 0)
-        return -1;
-    char *argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
-    argv[0] = "lstack";
-    memcpy(argv + 1, c->dpdk_argv, sizeof(char *) * (size_t)c->dpdk_argc);
+    struct nic_ltran_params lp = {
+        .socket_path = c->ltran_socket,
+        .ip = c->host_addr,
+        .argc = c->dpdk_argc + 1,
+        .argv = argv,
+        .priv_size = (uint16_t)stack_nic_priv_size(),
+        .burst = (uint16_t)c->nic_read_number,
+    };
+    char added[160];
+    struct nic *nic = dpdk.ltran_open(&lp, added, sizeof(added), err, errlen);
+    if (added[0] != '\0')
+        LSTACK_INFO("dpdk_args: lstack added %s (use_ltran = 1)", added);
+    return nic;
+}
+
+/* use_ltran = 0: this process drives the port. */
+static struct nic *open_port(const struct lstack_conf *c, char **argv, char *err, size_t errlen)
+{
     char added[128];
     pkt_fanout_nodefrag(true); /* fragments reach lwIP as they are (common/pkt_fanout.h) */
     int rc = dpdk.eal_init(c->dpdk_argc + 1, argv, added, sizeof(added), err, errlen);
@@ -73,7 +87,7 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
     if (added[0] != '\0')
         LSTACK_INFO("dpdk_args: lstack added %s (see dpdk_args in docs/config.md)", added);
     if (rc != 0)
-        return -1;
+        return NULL;
     struct nic_params np = {
         .has_mac = c->has_devices,
         .nb_mbufs = c->tcp_conn_count * c->mbuf_count_per_conn,
@@ -84,7 +98,17 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         .burst = (uint16_t)c->nic_read_number,
     };
     memcpy(np.mac, c->devices, 6);
-    struct nic *nic = dpdk.open(&np, err, errlen);
+    return dpdk.open(&np, err, errlen);
+}
+
+static int start(const struct lstack_conf *c, char *err, size_t errlen)
+{
+    if (dpdk_load(&dpdk, err, errlen) != 0)
+        return -1;
+    char *argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
+    argv[0] = "lstack";
+    memcpy(argv + 1, c->dpdk_argv, sizeof(char *) * (size_t)c->dpdk_argc);
+    struct nic *nic = c->use_ltran ? open_ltran(c, argv, err, errlen) : open_port(c, argv, err, errlen);
     if (nic == NULL) {
         dpdk.eal_cleanup();
         return -1;

@@ -26,10 +26,14 @@ bool rt_gate_bound(void);
  * that a process that is not bound never loads DPDK. */
 struct nic;
 struct nic_params;
+struct nic_ltran_params;
 struct dpdk_calls {
     int (*eal_init)(int argc, char **argv, char *added, size_t addedlen, char *err, size_t errlen);
     void (*eal_cleanup)(void);
     struct nic *(*open)(const struct nic_params *p, char *err, size_t errlen);
+    /* use_ltran = 1: EAL as ltran's secondary and its rings (nic.h). */
+    struct nic *(*ltran_open)(const struct nic_ltran_params *p, char *added, size_t addedlen, char *err,
+                              size_t errlen);
 };
 int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen);
 

@@ -318,14 +318,22 @@ int lsock_listen(struct lsock *s, int backlog)
     }
     if (s->state != LS_BOUND)
         return -EINVAL;
+    /* A shared port (ltran) must send this listener's SYNs here: claimed
+     * first, so that a refusal (another process listens there) leaves the
+     * socket bound, as a failed listen does. */
+    int claim = stack_claim_listen(s->st, htons(s->pcb->local_port), true);
+    if (claim != 0)
+        return claim;
     err_t e = ERR_OK;
     int saved = errno;
     /* lwIP's argument is 8-bit; the queue length is set below (patch 0004
      * made the field 16-bit). */
     struct tcp_pcb *lpcb = lsock_lwip(s)->tcp_listen_with_backlog_and_err(s->pcb, 0xff, &e);
     errno = saved;
-    if (lpcb == NULL)
+    if (lpcb == NULL) {
+        stack_claim_listen(s->st, htons(s->pcb->local_port), false);
         return lsock_errno(e != ERR_OK ? e : ERR_MEM); /* s->pcb is still the bound pcb */
+    }
     /* lwIP freed the old pcb and copied arg and so_options to lpcb. */
     s->pcb = lpcb;
     s->state = LS_LISTEN;
@@ -432,6 +440,7 @@ void lsock_close(struct lsock *s)
     s->pcb = NULL;
     switch (s->state) {
     case LS_LISTEN:
+        stack_claim_listen(s->st, htons(pcb->local_port), false);
         while (s->acc_head != NULL) {
             struct lsock *c = s->acc_head;
             s->acc_head = c->acc_next;

@@ -4,7 +4,9 @@
  * Owns the zero-copy rx path (an lwIP custom pbuf stored in the mbuf's
  * private area points at the frame in the mbuf; freeing the pbuf frees the
  * mbuf) and the tx path (lwIP's linkoutput copies the frame into a tx mbuf
- * that the port's tx_flush sends in a batch at the end of the poll round).
+ * that the port's tx_flush sends in a batch at the end of the poll round;
+ * a TCP segment larger than the MTU, which lwIP builds only when the port
+ * offers TSO, goes into a chain of mbufs the port cuts into MSS frames).
  *
  * Rejected for now: zero-copy tx (lwIP's LWIP_NETIF_TX_SINGLE_PBUF build
  * already copies each segment into one RAM pbuf; wrapping that in an
@@ -57,9 +59,36 @@ void stack_netif_input(struct stack *s, const struct nic_pkt *pkt)
     }
 }
 
+/* A TSO segment (more than one MSS): into the port's buffers, for the
+ * port to cut by the MSS lwIP names while it outputs the segment. */
+static err_t linkoutput_tso(struct stack *s, struct pbuf *p, uint16_t mss)
+{
+    struct nic_iov iov[NIC_TSO_IOV_MAX];
+    unsigned n = s->nic->ops->tx_frame_tso(s->nic, p->tot_len, mss, iov, NIC_TSO_IOV_MAX);
+    if (n == 0)
+        return ERR_MEM;
+    uint16_t off = 0;
+    for (unsigned i = 0; i < n; i++) {
+        s->L.pbuf_copy_partial(p, iov[i].base, (uint16_t)iov[i].len, off);
+        off = (uint16_t)(off + iov[i].len);
+    }
+    s->st.tx_tso++;
+    s->tx_queued++; /* one frame for the port, as stack_poll counts them */
+    return ERR_OK;
+}
+
 static err_t linkoutput(struct netif *nif, struct pbuf *p)
 {
     struct stack *s = nif->state;
+    if (s->caps.tso_max != 0) {
+        /* Set while lwIP outputs a segment of more than one MSS (even one
+         * within the MTU: the peer's MSS may be smaller); 0 for a frame
+         * lwIP queued (for ARP) and sends later: that goes the plain way,
+         * is dropped as too long if it is, and TCP sends it again. */
+        uint16_t mss = s->L.lstack_lwip_tso_segsz();
+        if (mss != 0)
+            return linkoutput_tso(s, p, mss);
+    }
     uint8_t *buf = s->nic->ops->tx_frame(s->nic, p->tot_len);
     if (buf == NULL)
         return ERR_MEM;

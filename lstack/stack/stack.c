@@ -89,17 +89,24 @@ static int syn_retries(void)
 }
 
 /* Configure this stack's lwIP copy from conf and the port (caps, and its
- * pool of pool mbufs), before lwip_init. Returns 0 or -1 (err). */
-static int configure_lwip(struct stack *s, const struct lstack_conf *conf, const struct nic_caps *caps,
+ * pool of pool mbufs), before lwip_init; caps->tso_max becomes 0 where the
+ * stack does not use TSO. Returns 0 or -1 (err). */
+static int configure_lwip(struct stack *s, const struct lstack_conf *conf, struct nic_caps *caps,
                           uint32_t pool, char *err, size_t errlen)
 {
     uint32_t mss = caps->mtu > 40 ? caps->mtu - 40u : 536u;
     if (mss > LSTACK_TCP_MSS_MAX)
         mss = LSTACK_TCP_MSS_MAX;
+    /* TSO where the port cuts TCP frames and fills in their checksums
+     * (lwIP then leaves them 0, netif.c) and takes at least two MSS. */
+    if (!caps->tx_cksum || caps->tso_max < 2 * mss)
+        caps->tso_max = 0;
     struct lstack_lwip_conf lc = {
         .rcv_wnd = conf->tcp_rcv_wnd,
         .snd_buf = conf->tcp_snd_buf,
         .mss = mss,
+        .tso_max = caps->tso_max,
+        .tso_mss = caps->tso_mss_max,
         .mem_limit = arena_limit(conf),
         .pcb_hint = conf->tcp_conn_count,
         .reass_max_pbufs = reass_max_pbufs(pool),
@@ -137,6 +144,8 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     }
     struct nic_caps caps;
     nic->ops->caps(nic, &caps);
+    if (nic->ops->tx_frame_tso == NULL)
+        caps.tso_max = 0;
     struct nic_stats ns;
     nic->ops->get_stats(nic, &ns);
     if (configure_lwip(s, conf, &caps, ns.mbuf_total, err, errlen) != 0) {
@@ -250,4 +259,11 @@ void stack_close(struct stack *s)
     s->nic->ops->close(s->nic);
     lwip_unload(&s->L);
     free(s);
+}
+
+int stack_claim_listen(struct stack *s, uint16_t port, bool on)
+{
+    if (s->nic->ops->claim_listen == NULL)
+        return 0;
+    return s->nic->ops->claim_listen(s->nic, ip4_addr_get_u32(netif_ip4_addr(&s->netif)), port, on);
 }

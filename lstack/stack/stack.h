@@ -11,6 +11,7 @@
 #ifndef LSTACK_STACK_H
 #define LSTACK_STACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "conf/conf.h"
@@ -34,6 +35,7 @@ struct stack_stats {
     struct nic_stats nic;
     uint64_t drop[FRAME_VERDICT_COUNT]; /* by frame_filter verdict; [FRAME_PASS] unused */
     uint64_t lwip_input_err;            /* lwIP refused a frame we passed */
+    uint64_t tx_tso;                    /* TSO frames handed to the port (it cut each into MSS frames) */
     uint64_t polls;                     /* stack_poll calls */
     uint64_t busy_polls;                /* ... that received at least one frame */
     struct stack_rounds rounds;         /* the rounds' time and frames */
@@ -91,6 +93,13 @@ void stack_describe_nic(const struct stack *s, nic_describe_fn emit, void *ctx);
 /* The port's MAC and DPDK name. */
 void stack_mac(const struct stack *s, uint8_t mac[6]);
 const char *stack_port_name(const struct stack *s);
+
+/* Tell the port that this stack listens (on) or no longer listens on TCP
+ * port (network order) of its address: a port shared through ltran sends
+ * the SYNs for it here only once claimed. Returns 0 (also for a port that
+ * needs no claim), -EADDRINUSE (another process listens there), or another
+ * -errno from the port. */
+int stack_claim_listen(struct stack *s, uint16_t port, bool on);
 
 /* Take the netif down, close the port, unload lwIP. NULL is fine. */
 void stack_close(struct stack *s);

@@ -14,6 +14,12 @@
 #   LSTACK_TB      name prefix (default "lstk"; [a-z0-9], at most 13 characters)
 #   TB_HUGEPAGES   minimum number of 2 MiB hugepages to reserve (default 512)
 #   TB_CPU         lcore given to lstackd (default 0)
+#   TB_BRIDGE      1: put a third namespace "${LSTACK_TB}-br" between client
+#                  and server, where tb_start_bridge runs lossy_bridge (loss,
+#                  duplication, reordering, delay, corruption; see
+#                  lossy_bridge.c). Client and server veths then each pair with
+#                  a veth of the bridge namespace ("${LSTACK_TB}-y" / "-x");
+#                  no frame passes while the bridge is not running.
 #   TB_PMD         the DPDK vdev that drives the server veth: af_packet (default)
 #                  or af_xdp. af_xdp attaches an XDP program that hands every
 #                  frame of the veth to the stack while it runs, so the kernel
@@ -27,18 +33,22 @@ LSTACK_TB="${LSTACK_TB:-lstk}"
 TB_HUGEPAGES="${TB_HUGEPAGES:-512}"
 TB_CPU="${TB_CPU:-0}"
 TB_PMD="${TB_PMD:-af_packet}"
+TB_BRIDGE="${TB_BRIDGE:-0}"
 
 TB_NS_SRV="${LSTACK_TB}-srv"
 TB_NS_CLI="${LSTACK_TB}-cli"
 TB_IF_SRV="${LSTACK_TB}-s"
 TB_IF_CLI="${LSTACK_TB}-c"
+TB_NS_BR="${LSTACK_TB}-br"
+TB_IF_BR_SRV="${LSTACK_TB}-x" # bridge side of the server's veth (lossy_bridge --a)
+TB_IF_BR_CLI="${LSTACK_TB}-y" # bridge side of the client's veth (lossy_bridge --b)
 TB_IP_STACK="198.18.0.2"
 TB_IP_CLI="198.18.0.1"
 TB_MASK="255.255.255.0"
 TB_PREFIXLEN=24
 TB_STATE_DIR="/run/lstack-testbed-${LSTACK_TB}"
 TB_HP_SYSFS="/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
-export LSTACK_TB TB_HUGEPAGES TB_CPU TB_PMD
+export LSTACK_TB TB_HUGEPAGES TB_CPU TB_PMD TB_BRIDGE TB_NS_BR TB_IF_BR_SRV TB_IF_BR_CLI
 export TB_NS_SRV TB_NS_CLI TB_IF_SRV TB_IF_CLI TB_IP_STACK TB_IP_CLI TB_MASK TB_STATE_DIR
 
 # lstackd bookkeeping (set by tb_start_lstackd)
@@ -220,12 +230,15 @@ tb_down() {
     tb__check_name || return 1
     local ns pids
     tb__kill_recorded_lstackd
-    for ns in "$TB_NS_SRV" "$TB_NS_CLI"; do
+    tb__kill_recorded_bridge
+    for ns in "$TB_NS_SRV" "$TB_NS_CLI" "$TB_NS_BR"; do
         if tb__ns_exists "$ns"; then
             pids=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
             [[ -z "$pids" ]] || tb_log "warning: processes still in $ns: $pids (not ours to kill)"
             ip -n "$ns" link del "$TB_IF_SRV" 2>/dev/null || true
             ip -n "$ns" link del "$TB_IF_CLI" 2>/dev/null || true
+            ip -n "$ns" link del "$TB_IF_BR_SRV" 2>/dev/null || true
+            ip -n "$ns" link del "$TB_IF_BR_CLI" 2>/dev/null || true
             ip netns del "$ns" 2>/dev/null || tb_log "warning: could not delete netns $ns"
         fi
     done
@@ -241,7 +254,8 @@ tb_up() {
     tb_vdev >/dev/null || return 1 # TB_PMD is af_packet or af_xdp
     local ns
     # Idempotent: drop whatever a previous run left behind.
-    if [[ -d "$TB_STATE_DIR" ]] || tb__ns_exists "$TB_NS_SRV" || tb__ns_exists "$TB_NS_CLI"; then
+    if [[ -d "$TB_STATE_DIR" ]] || tb__ns_exists "$TB_NS_SRV" || tb__ns_exists "$TB_NS_CLI" ||
+        tb__ns_exists "$TB_NS_BR"; then
         tb_log "removing leftovers of a previous run"
         tb_down
     fi
@@ -258,8 +272,12 @@ tb_up() {
         ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
     done
     # Create the pair directly inside the namespaces: no names in the root ns.
-    ip -n "$TB_NS_SRV" link add "$TB_IF_SRV" type veth peer name "$TB_IF_CLI" netns "$TB_NS_CLI" ||
-        { tb_die "cannot create veth pair"; return 1; }
+    if [[ "$TB_BRIDGE" == 1 ]]; then
+        tb__bridge_links || return 1
+    else
+        ip -n "$TB_NS_SRV" link add "$TB_IF_SRV" type veth peer name "$TB_IF_CLI" netns "$TB_NS_CLI" ||
+            { tb_die "cannot create veth pair"; return 1; }
+    fi
     ip netns exec "$TB_NS_SRV" sysctl -qw "net.ipv6.conf.${TB_IF_SRV}.disable_ipv6=1" || return 1
     ip netns exec "$TB_NS_CLI" sysctl -qw "net.ipv6.conf.${TB_IF_CLI}.disable_ipv6=1" || return 1
 
@@ -282,7 +300,7 @@ tb_up() {
     done
     ((i < 50)) || { tb_die "veth pair did not come up"; return 1; }
     tb__state_set UP 1
-    tb_log "up: $TB_NS_CLI/$TB_IF_CLI $TB_IP_CLI <-> $TB_NS_SRV/$TB_IF_SRV (stack $TB_IP_STACK)"
+    tb_log "up: $TB_NS_CLI/$TB_IF_CLI $TB_IP_CLI <-> $([[ "$TB_BRIDGE" == 1 ]] && echo "$TB_NS_BR <-> ")$TB_NS_SRV/$TB_IF_SRV (stack $TB_IP_STACK)"
 }
 
 tb_status() {
@@ -291,7 +309,8 @@ tb_status() {
     echo "state dir:  $TB_STATE_DIR $([[ -d $TB_STATE_DIR ]] && echo present || echo absent)"
     [[ -f "$(tb__state_file)" ]] && sed 's/^/  /' "$(tb__state_file)"
     echo "hugepages:  $(cat "$TB_HP_SYSFS" 2>/dev/null) x 2MiB (free $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null))"
-    for ns in "$TB_NS_SRV" "$TB_NS_CLI"; do
+    for ns in "$TB_NS_SRV" "$TB_NS_CLI" "$TB_NS_BR"; do
+        [[ "$ns" != "$TB_NS_BR" || "$TB_BRIDGE" == 1 ]] || tb__ns_exists "$ns" || continue
         if tb__ns_exists "$ns"; then
             echo "netns $ns:"
             ip -n "$ns" -br addr 2>/dev/null | sed 's/^/  /'
@@ -417,6 +436,97 @@ tb_write_conf() {
             echo "$l"
         done
     } >"$file"
+}
+
+# ---------------------------------------------------------------------------
+# The lossy bridge (TB_BRIDGE=1): a third namespace between client and
+# server, where lossy_bridge forwards every frame between the two veth pairs
+# with the impairments it is given. Both the stack's address and the kernel
+# address (tb_add_kernel_addr) are reached through it, so a kernel server and
+# the stack can be compared on the very same impaired path.
+
+TB_BRIDGE_PID=""
+TB_BRIDGE_LOG=""
+
+# tb__bridge_links : (tb_up) the two pairs server<->bridge and client<->bridge.
+tb__bridge_links() {
+    local i
+    ip netns add "$TB_NS_BR" || { tb_die "cannot create netns $TB_NS_BR"; return 1; }
+    ip -n "$TB_NS_BR" link set lo up || return 1
+    ip netns exec "$TB_NS_BR" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
+    ip -n "$TB_NS_SRV" link add "$TB_IF_SRV" type veth peer name "$TB_IF_BR_SRV" netns "$TB_NS_BR" ||
+        { tb_die "cannot create the server-bridge veth pair"; return 1; }
+    ip -n "$TB_NS_CLI" link add "$TB_IF_CLI" type veth peer name "$TB_IF_BR_CLI" netns "$TB_NS_BR" ||
+        { tb_die "cannot create the client-bridge veth pair"; return 1; }
+    # The bridge namespace has no addresses: its kernel must never answer,
+    # forward or send anything on these veths (no IPv6, no IPv4 addresses).
+    for i in "$TB_IF_BR_SRV" "$TB_IF_BR_CLI"; do
+        ip netns exec "$TB_NS_BR" sysctl -qw "net.ipv6.conf.${i}.disable_ipv6=1" || return 1
+        # Frames the bridge sends are complete (no partial checksums to finish
+        # on the way); GRO would merge frames into super-frames for af_packet.
+        ip netns exec "$TB_NS_BR" ethtool -K "$i" tx off gro off >/dev/null 2>&1 ||
+            { tb_die "ethtool -K $i tx off gro off failed"; return 1; }
+        ip -n "$TB_NS_BR" link set "$i" up || return 1
+    done
+    # A kernel server on the server veth (tb_add_kernel_addr) sends through
+    # af_packet on the bridge: its checksums must be complete, not partial.
+    ip netns exec "$TB_NS_SRV" ethtool -K "$TB_IF_SRV" tx off >/dev/null 2>&1 ||
+        { tb_die "ethtool -K $TB_IF_SRV tx off failed"; return 1; }
+    ip netns exec "$TB_NS_SRV" sysctl -qw "net.ipv6.conf.${TB_IF_SRV}.disable_ipv6=1" || return 1
+    ip netns exec "$TB_NS_CLI" sysctl -qw "net.ipv6.conf.${TB_IF_CLI}.disable_ipv6=1" || return 1
+}
+
+tb__kill_recorded_bridge() {
+    local pid st cur
+    pid=$(tb__state_get BRIDGE_PID) || return 0
+    st=$(tb__state_get BRIDGE_START) || st=""
+    cur=$(tb__proc_starttime "$pid") || cur=""
+    if [[ -n "$cur" && "$cur" == "$st" ]]; then
+        kill -TERM "$pid" 2>/dev/null || true
+        tb_wait_gone "$pid" 5 || kill -KILL "$pid" 2>/dev/null || true
+    fi
+    tb__state_del BRIDGE_PID
+    tb__state_del BRIDGE_START
+}
+
+# tb_start_bridge BIN LOG [lossy_bridge options...] : start lossy_bridge in
+# the bridge namespace (--a server side, --b client side are given here; the
+# caller adds --ab/--ba/--both/--seed/--duration). Main shell only (the
+# bridge is a child of it). 1 if it does not report ready within 5 s.
+tb_start_bridge() {
+    local bin="$1" log="$2" i
+    shift 2
+    [[ "$TB_BRIDGE" == 1 ]] || { tb_die "tb_start_bridge: the bed was not brought up with TB_BRIDGE=1"; return 1; }
+    [[ -z "$TB_BRIDGE_PID" ]] || { tb_die "bridge already running (pid $TB_BRIDGE_PID)"; return 1; }
+    [[ -x "$bin" ]] || { tb_die "lossy_bridge binary '$bin' not found"; return 1; }
+    : >"$log"
+    ip netns exec "$TB_NS_BR" "$bin" --a "$TB_IF_BR_SRV" --b "$TB_IF_BR_CLI" "$@" >"$log" 2>&1 &
+    TB_BRIDGE_PID=$!
+    TB_BRIDGE_LOG="$log"
+    tb__state_set BRIDGE_PID "$TB_BRIDGE_PID"
+    tb__state_set BRIDGE_START "$(tb__proc_starttime "$TB_BRIDGE_PID")"
+    for ((i = 0; i < 50; i++)); do
+        grep -q '^lossy_bridge: ready' "$log" 2>/dev/null && { tb_log "bridge pid $TB_BRIDGE_PID: $*"; return 0; }
+        kill -0 "$TB_BRIDGE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    tb_log "lossy_bridge did not become ready; log:"
+    sed 's/^/  | /' "$log" >&2
+    tb_stop_bridge >/dev/null 2>&1 || true
+    return 1
+}
+
+# tb_stop_bridge : SIGTERM the bridge and print its counter lines.
+tb_stop_bridge() {
+    local pid="$TB_BRIDGE_PID"
+    [[ -n "$pid" ]] || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    tb_wait_gone "$pid" 5 || kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    TB_BRIDGE_PID=""
+    tb__state_del BRIDGE_PID
+    tb__state_del BRIDGE_START
+    grep '^lossy_bridge: [ab]->' "$TB_BRIDGE_LOG" 2>/dev/null || true
 }
 
 # ---------------------------------------------------------------------------
@@ -567,6 +677,7 @@ tb__cleanup() {
     if [[ -n "$TB_LSTACKD_PID" ]]; then
         tb_stop_lstackd || true
     fi
+    [[ -z "$TB_BRIDGE_PID" ]] || tb_stop_bridge >/dev/null 2>&1 || true
     tb_down || true
     exit "$rc"
 }

@@ -9,6 +9,10 @@
  * none: lwIP's memory comes from its copy's arena (lstack/stack/lwip/port/
  * lwip_mem.c), received data stays in the port's buffers, and the sock and
  * stack layers allocate only when a socket is created. No DPDK, no root.
+ * With the argument "tso" the ports offer TSO (lwIP builds segments of many
+ * MSS, the memory port cuts them) and the same must hold; "offload": the
+ * ports offer checksum offload only (the same run without TSO, for
+ * comparing instruction counts under callgrind, docs/performance.md).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +25,7 @@
 
 #include "common/sanitizer.h"
 #include "conf/conf.h"
+#include "nic/nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"
@@ -99,7 +104,7 @@ static void pump(void)
 }
 
 /* Move len bytes from w to r, pumping both stacks. Returns bytes read. */
-static size_t transfer(struct lsock *w, struct lsock *r, size_t len)
+__attribute__((noinline)) static size_t transfer(struct lsock *w, struct lsock *r, size_t len)
 {
     static char out[65536], in[65536];
     size_t sent = 0, got = 0;
@@ -143,17 +148,43 @@ static int ping_pong(struct lsock *c, struct lsock *s, int n)
     return n;
 }
 
-int main(void)
+/* Open the two stacks; with offload on memory ports that offer checksum
+ * offload, with tso also TSO. */
+static int open_stacks(const struct lstack_conf *ca, const struct lstack_conf *cb, int offload, int tso, char *err,
+                       size_t errlen)
+{
+    if (!offload)
+        return pair_open(ca, cb, &A, &B, err, errlen);
+    const struct nic_caps caps = {.mtu = 1500, .rx_cksum = true, .tx_cksum = true, .tso_max = tso ? 65280 : 0};
+    struct nic *na, *nb;
+    /* a TSO frame takes up to 43 of the port's buffers until it is cut */
+    if (nic_mem_pair(16384, (uint16_t)stack_nic_priv_size(), 32, &na, &nb) != 0)
+        return -1;
+    nic_mem_set_caps(na, &caps);
+    nic_mem_set_caps(nb, &caps);
+    /* The port's buffers up front, like an mbuf pool: in flight are at most
+     * two windows of data (256 KiB each way, in chains and cut frames) and
+     * their ACKs, far fewer than this. */
+    if (nic_mem_prealloc(na, 4096) != 0)
+        return -1;
+    if (stack_open(&A, ca, 0, na, err, errlen) != 0 || stack_open(&B, cb, 1, nb, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     struct lstack_conf ca, cb;
-    char err[512];
+    char err[512] = "";
+    int tso = argc > 1 && strcmp(argv[1], "tso") == 0;
+    int offload = tso || (argc > 1 && strcmp(argv[1], "offload") == 0);
     if (count_setup() != 0) {
         check(0, "the ASan malloc hook installs (allocations can be counted)");
         return tap_done();
     }
     if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 64;") != 0 ||
         pair_conf(&cb, "198.18.0.1", "198.18.0.2", "tcp_conn_count = 64;") != 0 ||
-        pair_open(&ca, &cb, &A, &B, err, sizeof(err)) != 0) {
+        open_stacks(&ca, &cb, offload, tso, err, sizeof(err)) != 0) {
         printf("# %s\n", err);
         check(0, "two stacks open");
         return tap_done();
@@ -176,6 +207,13 @@ int main(void)
     checkf(up == mb && down == mb && rounds == 20000, "the counted round ran: %zu and %zu bytes, %d exchanges",
            up, down, rounds);
     checkf(counted == 0, "no malloc/calloc/realloc on the data path (%lu calls)", counted);
+    if (tso) {
+        struct stack_stats sa, sb;
+        stack_get_stats(A, &sa);
+        stack_get_stats(B, &sb);
+        checkf(sa.tx_tso > 0 && sb.tx_tso > 0, "the data went in TSO frames (A %llu, B %llu)",
+               (unsigned long long)sa.tx_tso, (unsigned long long)sb.tx_tso);
+    }
 
     lsock_close(c);
     lsock_close(s);

@@ -60,6 +60,12 @@ int main(void)
            (const char *[]){"--socket-mem", "2048,0,0,0", "--huge-dir", "/mnt/hugepages-lstack", "--proc-type",
                             "primary", NULL},
            "--in-memory --single-file-segments");
+    expect("--proc-type=secondary (use_ltran): nothing added, the memory is the primary's",
+           (const char *[]){"-l", "0", "--proc-type=secondary", "--file-prefix=ltran", NULL}, "");
+    expect("--proc-type secondary (two words): nothing added",
+           (const char *[]){"--proc-type", "secondary", NULL}, "");
+    expect("--proc-type primary: memory options added", (const char *[]){"--proc-type", "primary", NULL},
+           "--in-memory --single-file-segments");
     {
         char *argv[] = {"--no-huge", NULL};
         const char *added[EAL_ARGS_MAX_ADDED];

@@ -146,6 +146,43 @@ static void t_nothing(void)
     check(rc == 0 && n == 0 && bytes == 0, "only empty entries: a zero-length call (n 0)");
 }
 
+/* One entry (the fast path of iov_cur_init): the same checks, cap and walk
+ * as an array. */
+static void t_one_entry(void)
+{
+    struct iov_cur c;
+    struct iovec bad = {buf, (size_t)SSIZE_MAX + 1};
+    check(iov_cur_init(&c, &bad, 1) == -EINVAL, "one entry: a length above SSIZE_MAX is EINVAL");
+
+    struct iovec big = {buf, (size_t)LSTACK_RW_MAX + 100};
+    struct iovec one;
+    int n;
+    size_t bytes;
+    int rc = iov_cur_init(&c, &big, 1);
+    const struct iovec *v = iov_cur_next(&c, &one, &n, &bytes);
+    checkf(rc == 0 && c.left == LSTACK_RW_MAX && v == &one && n == 1 && bytes == LSTACK_RW_MAX &&
+               one.iov_base == buf && one.iov_len == LSTACK_RW_MAX,
+           "one entry past the cap: handed as a copy cut to LSTACK_RW_MAX (left %zu, n %d, bytes %zu)", c.left, n,
+           bytes);
+
+    struct iovec e = {buf, 100};
+    rc = iov_cur_init(&c, &e, 1);
+    v = iov_cur_next(&c, &one, &n, &bytes);
+    check(rc == 0 && v == &e && n == 1 && bytes == 100, "one entry: handed as the caller's own");
+    iov_cur_advance(&c, 30);
+    v = iov_cur_next(&c, &one, &n, &bytes);
+    checkf(v == &one && n == 1 && bytes == 70 && one.iov_base == buf + 30,
+           "one entry, 30 bytes done: the rest, 70 bytes from byte 30 (bytes %zu)", bytes);
+    iov_cur_advance(&c, 70);
+    v = iov_cur_next(&c, &one, &n, &bytes);
+    check(c.left == 0 && n == 0 && bytes == 0, "one entry, all done: nothing left");
+
+    struct iovec z = {buf, 0};
+    rc = iov_cur_init(&c, &z, 1);
+    v = iov_cur_next(&c, &one, &n, &bytes);
+    check(rc == 0 && c.left == 0 && n == 0 && bytes == 0, "one empty entry: nothing to do");
+}
+
 int main(void)
 {
     t_bad_length();
@@ -156,5 +193,6 @@ int main(void)
     t_empty_entries();
     t_cap();
     t_nothing();
+    t_one_entry();
     return tap_done();
 }

@@ -353,6 +353,53 @@ static void t_blocking_resume(void)
     check(same, "blocking writev of 1 MiB in 1024 entries: all of it, in order, byte for byte");
 }
 
+/* One-entry write() and read() (sock_io.c's fast path, then its loop): a
+ * non-blocking write of 1 MiB queues what fits and returns that count, the
+ * next one EAGAIN; a blocking one resumes after each partial queueing until
+ * all of it is sent; read() returns what arrived. */
+static void t_one_entry_write_read(void)
+{
+    for (size_t i = 0; i < BIG; i++)
+        out_buf[i] = pattern(i);
+    files[0].nonblock = true;
+    ssize_t n = lstack_write(fds[0], out_buf, BIG);
+    ssize_t again = lstack_write(fds[0], out_buf + (n > 0 ? n : 0), BIG);
+    int again_err = errno;
+    files[0].nonblock = false;
+    memset(in_buf, 0, BIG);
+    size_t got = 0;
+    for (int round = 0; round < 400 && n > 0 && got < (size_t)n; round++) {
+        rt_lock();
+        rt_poll();
+        rt_unlock();
+        ssize_t r = lstack_read(fds[1], in_buf + got, BIG - got);
+        if (r > 0)
+            got += (size_t)r;
+    }
+    size_t bad = 0;
+    bool same = n > 0 && got == (size_t)n && same_as_pattern(in_buf, got, &bad);
+    if (!(n > 0 && n < BIG && again == -1 && again_err == EAGAIN && same))
+        printf("#   first %zd, second %zd %s, read back %zu, first bad byte %zu\n", n, again, strerror(again_err),
+               got, bad);
+    check(n > 0 && n < BIG && again == -1 && again_err == EAGAIN && same,
+          "non-blocking write() of 1 MiB: a partial count, then EAGAIN; read() gets exactly those bytes");
+
+    memset(in_buf, 0, BIG);
+    struct peer p = {.mode = 0};
+    fake_rt_hook(peer_hook, &p);
+    n = lstack_write(fds[0], out_buf, BIG);
+    for (int i = 0; i < 2000 && p.done < BIG; i++) {
+        rt_lock();
+        rt_poll();
+        rt_unlock();
+    }
+    fake_rt_hook(NULL, NULL);
+    same = n == BIG && p.done == BIG && same_as_pattern(in_buf, BIG, &bad);
+    if (!same)
+        printf("#   write %zd (%s), peer got %zu, first bad byte %zu\n", n, n < 0 ? strerror(errno) : "-", p.done, bad);
+    check(same, "blocking write() of 1 MiB: all of it, in order, byte for byte");
+}
+
 static void t_waitall_resume(void)
 {
     for (size_t i = 0; i < BIG; i++)
@@ -407,6 +454,7 @@ int main(void)
     t_nonblock_partial();
     t_blocking_resume();
     t_waitall_resume();
+    t_one_entry_write_read();
     free(out_buf);
     free(in_buf);
     lstack_conf_free(&ca);

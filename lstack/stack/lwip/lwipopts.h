@@ -109,6 +109,10 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define CHECKSUM_CHECK_TCP 1
 #define CHECKSUM_CHECK_ICMP 1
 #define LWIP_CHECKSUM_ON_COPY 1    /* sum the payload while copying it in */
+/* The sums lwIP does compute: lstack's routine (common/inet_csum.c, 16
+ * bytes a step; lwIP's own takes 2), compiled into the library. */
+#include "common/inet_csum.h"
+#define LWIP_CHKSUM(p, len) inet_csum_native((p), (size_t)(len))
 
 /* ---- TCP ---- */
 #define LWIP_TCP 1
@@ -125,6 +129,31 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define TCP_OVERSIZE 1460          /* how far a copy-in allocation may be oversized */
 #define LWIP_NETIF_TX_SINGLE_PBUF 1 /* a segment is one contiguous buffer */
 #define TCP_MSL 30000UL            /* TIME_WAIT lasts 2 x MSL = 60 s, as Linux */
+/* Retransmission timers (patch 0009, docs/reliability.md "Loss recovery"):
+ * lwIP counts RTT and RTO in ticks of its slow timer (2 x TCP_TMR_INTERVAL).
+ * lwIP's 250 ms timer made that 500 ms ticks, an RTO of 1-3 s on a LAN and
+ * delayed ACKs of up to 250 ms; a 25 ms timer gives 50 ms ticks and delayed
+ * ACKs of at most 25 ms (Linux: 40 ms). The RTO is SRTT + 4 x RTTVAR
+ * (RFC 6298) with Linux's 200 ms floor, and starts at 1 s (RFC 6298 2.1).
+ * Cost: tcp_slowtmr walks every pcb 20 times a second instead of twice.
+ * Every other lwIP timeout is in milliseconds and scales with the tick;
+ * the zero-window probe backoff (a table in ticks) runs 10x faster:
+ * 150 ms up to 6 s between probes (Linux backs off from the RTO, 200 ms,
+ * up to 120 s). */
+#define TCP_TMR_INTERVAL 25
+#define LSTACK_TCP_RTO_MIN_MS 200
+#define LSTACK_TCP_RTO_INIT_MS 1000
+/* Loss recovery of the sender (patch 0010, docs/reliability.md): the
+ * peer's SACK blocks mark what arrived; a segment with LSTACK_TCP_DUPTHRESH
+ * SACKed segments above it is sent again at once (RFC 6675), partial ACKs
+ * keep the recovery going (RFC 6582), and D-SACKs that show a recovery was
+ * caused by reordering undo it and double the connection's threshold, up
+ * to LSTACK_TCP_DUPTHRESH_MAX (Linux adapts tp->reordering likewise). */
+#define LSTACK_TCP_SACK_RECOVERY 1
+#define LSTACK_TCP_DUPTHRESH 3
+#define LSTACK_TCP_DUPTHRESH_MAX 16
+/* ... and a tail loss probe after 2 slow ticks (50-100 ms) without an ACK. */
+#define LSTACK_TCP_TLP_TICKS 2
 /* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
  * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
 #define LSTACK_TCP_MIN_SND_MSS 48
@@ -140,6 +169,10 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * the backlog fields are 16-bit (patch 0004). */
 #define LSTACK_TCP_BACKLOG_U16 1
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
+/* Segments of many MSS where the stack's port cuts them (TSO): patch 0008
+ * and port/tcp_tso.c; off at run time unless lstack_lwip_conf.tso_max is
+ * set (the port offers TSO and checksum offload). */
+#define LSTACK_TCP_TSO 1
 
 #define LSTACK_TCP_WND_DEFAULT (256u * 1024u)
 #define LSTACK_TCP_SND_BUF_DEFAULT (256u * 1024u)
@@ -168,7 +201,7 @@ extern uint32_t lstack_tcp_sndlowat, lstack_tcp_sndqueuelowat, lstack_tcp_ooseq_
 #endif
 
 /* Ephemeral ports: the copy's range, Linux's net.ipv4.ip_local_port_range
- * as the stack read it at start (patch 0006 makes the range a run-time
+ * as the stack read it at start (patch 0007 makes the range a run-time
  * value; END is the range's last port). */
 #define LSTACK_TCP_PORT_RANGE 1
 #ifdef LSTACK_LWIP_CORE

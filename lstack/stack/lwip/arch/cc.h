@@ -7,8 +7,10 @@
  * lstack_lwip_configure (lwip_port.h), so they reach lstack's log, never
  * stdout. A failed LWIP_ASSERT is an lwIP invariant broken (memory the stack
  * can no longer trust): it is logged with file and line, then the process
- * aborts, as any C library does on a broken invariant. LWIP_ERROR (bad
- * arguments) never asserts: lwIP returns its error code.
+ * aborts, as any C library does on a broken invariant; asserts are compiled
+ * in debug, sanitizer and fuzzing builds only (LWIP_NOASSERT otherwise,
+ * lwip/meson.build says why). LWIP_ERROR (bad arguments) never asserts:
+ * lwIP returns its error code, in every build.
  */
 #ifndef LSTACK_LWIP_ARCH_CC_H
 #define LSTACK_LWIP_ARCH_CC_H

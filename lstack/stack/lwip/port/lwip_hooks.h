@@ -10,6 +10,8 @@
  * The ISN hook and the TIME_WAIT reuse of patch 0003: port/tcp_isn.c.
  * The listener's SYN gate (room for a socket, SYN queue, SYN cookies):
  * port/tcp_syn.c and port/syn_cookie.c.
+ * TSO (segments of many MSS for a port that cuts them, patch 0008):
+ * port/tcp_tso.c.
  */
 #ifndef LSTACK_LWIP_HOOKS_H
 #define LSTACK_LWIP_HOOKS_H
@@ -44,5 +46,32 @@ err_t lstack_tcp_listen_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, u1
                               const u8_t *opt2, const struct pbuf *p);
 #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
     ((pcb)->state == LISTEN ? lstack_tcp_listen_input((pcb), (hdr), (optlen), (opt1len), (opt2), (p)) : ERR_OK)
+
+#if LSTACK_TCP_TSO
+/* TCP segments larger than the MSS for a port that cuts them (TSO;
+ * port/tcp_tso.c, patch 0008). Every one leaves lwIP as it was when the
+ * copy was configured without TSO (lstack_lwip_conf.tso_max 0). */
+struct tcp_seg;
+/* The largest segment tcp_write builds for pcb: with TSO the most whole
+ * MSS that fit one TSO frame, else the MSS. */
+u16_t lstack_tcp_seg_max(const struct tcp_pcb *pcb);
+/* Bytes to allocate for a new segment of length bytes (options included),
+ * at most max_length: up to the next whole MSS with TSO, else max_length. */
+u16_t lstack_tcp_seg_alloc(const struct tcp_pcb *pcb, u16_t length, u16_t max_length);
+/* tcp_output: cut the head of pcb->unsent to what the window wnd takes,
+ * in whole MSS, when it is larger than one MSS and does not fit. */
+void lstack_tcp_tso_fit(struct tcp_pcb *pcb, u32_t wnd);
+/* tcp_receive, after the acked segments are freed: trim the acked front
+ * of a head segment acked in part. Returns the bytes trimmed (acked). */
+u32_t lstack_tcp_tso_trim(struct tcp_pcb *pcb, u32_t ackno);
+/* tcp_rexmit: seg, the first unacked segment, was moved to pcb->unsent;
+ * keep one MSS of it there and put the rest back on pcb->unacked. */
+void lstack_tcp_tso_rexmit(struct tcp_pcb *pcb, struct tcp_seg *seg);
+/* Around ip_output_if of a data segment (NULL, NULL after it): while set,
+ * lstack_tso_segsz is the MSS the port cuts the frame by (0: not a TSO
+ * frame) and lstack_tso_pieces the frames it makes (ip4: IP ids). */
+void lstack_tcp_tso_out(const struct tcp_pcb *pcb, const struct tcp_seg *seg);
+extern u16_t lstack_tso_segsz, lstack_tso_pieces;
+#endif
 
 #endif

@@ -81,17 +81,18 @@ int lstack_port_mem_init(size_t limit)
     return 0;
 }
 
+/* The first class that holds need, NCLASS if none: the classes are 2^k and
+ * 1.5 x 2^k from 64 up (class 2(k-6) is 2^k, class 2(k-6)+1 is 1.5 x 2^k),
+ * so the class follows from need's highest bit (a search of the table took
+ * five rounds per allocation, several allocations per request). */
+_Static_assert(NCLASS == 23 && 64 == 1u << 6, "class_of assumes the table 64, 96, ... 131072");
 static unsigned class_of(size_t need)
 {
-    unsigned lo = 0, hi = NCLASS;
-    while (lo < hi) { /* first class that holds need */
-        unsigned mid = (lo + hi) / 2;
-        if (class_size[mid] >= need)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
+    if (need <= 64)
+        return 0;
+    unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)need - 1); /* 2^k < need <= 2^(k+1) */
+    unsigned c = need <= (size_t)3 << (k - 1) ? 2 * (k - 6) + 1 : 2 * (k - 5);
+    return c < NCLASS ? c : (unsigned)NCLASS;
 }
 
 void *lstack_lwip_malloc(size_t size)

@@ -40,6 +40,8 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
     uint32_t queuelen = (4 * (uint64_t)c->snd_buf + c->mss - 1) / c->mss;
     if (queuelen > 0xfff0)
         return -EINVAL; /* lwIP counts queued segments in 16 bits */
+    if (c->tso_max != 0 && c->tso_max < 2 * c->mss)
+        return -EINVAL;
     if (c->port_lo != 0 || c->port_hi != 0) {
         if (c->port_lo == 0 || c->port_lo > c->port_hi)
             return -EINVAL;
@@ -47,6 +49,8 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
         lstack_tcp_port_hi = c->port_hi;
     }
     port_log = c->log;
+    lstack_tcp_tso_max = c->tso_max < LSTACK_TCP_TSO_PAYLOAD_MAX ? c->tso_max : LSTACK_TCP_TSO_PAYLOAD_MAX;
+    lstack_tcp_tso_mss = c->tso_mss;
     lstack_tcp_wnd = c->rcv_wnd;
     lstack_tcp_snd_buf = c->snd_buf;
     lstack_tcp_snd_queuelen = queuelen;

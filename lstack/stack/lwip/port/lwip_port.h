@@ -24,6 +24,10 @@
 /* The largest MSS a connection may use (jumbo frames); the MSS a connection
  * offers and uses is derived from the interface MTU (netif->mtu - 40). */
 #define LSTACK_TCP_MSS_MAX 8960
+/* The most TCP payload one TSO segment carries (port/tcp_tso.c): its IPv4
+ * total length fits 16 bits, and the segment with its headers fits the
+ * arena's 64 KiB size class (lwip_mem.c). */
+#define LSTACK_TCP_TSO_PAYLOAD_MAX 65280u
 
 struct lstack_lwip_conf {
     uint32_t rcv_wnd;         /* receive window, bytes (<= LSTACK_TCP_WND_MAX) */
@@ -31,6 +35,12 @@ struct lstack_lwip_conf {
     uint32_t mss;             /* MSS the send queue length is sized for */
     size_t mem_limit;         /* bytes the copy's arena may hand out */
     uint32_t pcb_hint;        /* connections expected (sizes the PCB hash) */
+    /* TSO: the most TCP payload the port takes in one frame and cuts into
+     * MSS frames (0: no TSO; else at least 2 x mss, capped at
+     * LSTACK_TCP_TSO_PAYLOAD_MAX). Only for a port that also fills in the
+     * TCP checksums (the netif then leaves them to it). */
+    uint32_t tso_max;
+    uint32_t tso_mss;         /* TSO: the largest MSS the port cuts by (0: any) */
     /* Received frames IPv4 reassembly may hold at once (each one an mbuf of
      * the port's pool); past it the oldest incomplete datagram is evicted.
      * 0: LSTACK_REASS_MAX_PBUFS. At most 0xffff. */
@@ -101,6 +111,10 @@ struct lstack_lwip_reass_stats {
  * -EINVAL (a value out of range) or -ENOMEM (the arena or the PCB table
  * could not be reserved). Before lwip_init, once. */
 int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_limits *out);
+
+/* While lwIP hands the netif a frame (its linkoutput, inside tcp_output):
+ * the MSS the port is to cut it by, if it is a TSO segment, else 0. */
+uint16_t lstack_lwip_tso_segsz(void);
 
 void lstack_lwip_mem_stats(struct lstack_lwip_mem_stats *out);
 void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);

@@ -23,4 +23,9 @@ uint64_t lstack_port_siphash16(uint64_t m0, uint64_t m1);
 /* tcp_syn.c: where the stack's room for sockets comes from (NULL: none). */
 void lstack_port_syn_init(uint32_t (*room)(void *ctx), void *ctx);
 
+/* tcp_tso.c: the most TCP payload of a TSO segment (0: no TSO). */
+extern uint32_t lstack_tcp_tso_max;
+/* tcp_tso.c: the largest MSS the port cuts a TSO segment by (0: any). */
+extern uint32_t lstack_tcp_tso_mss;
+
 #endif

@@ -1,0 +1,86 @@
+/*
+ * ltran.h - the ltran daemon's context, shared by its files:
+ *   ltran_main.c  start-up, the loop, shut-down
+ *   ltran_eal.c   EAL as a primary that allows secondaries; its files removed at exit
+ *   ltran_ctl.c   the unix socket: registration, listeners, stats, clients going away
+ *   ltran_fwd.c   one forwarding round: port -> dispatch -> client rings, rings -> port
+ *   dispatch.c    the dispatch table (pure)
+ *   ltran_conf.c  ltran.conf (pure)
+ * One thread does everything (the loop); no locks.
+ */
+#ifndef LTRAN_H
+#define LTRAN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/ltran_proto.h"
+#include "dispatch.h"
+#include "ltran_conf.h"
+
+struct rte_ring;
+struct rte_mempool;
+struct nic;
+
+#define LTRAN_MAX_PEERS 64
+#define LTRAN_BURST 32
+#define LTRAN_PRIV_SIZE 128 /* mbuf private bytes: at least an lstack client's rx pbuf */
+
+struct ltran_client {
+    bool used;
+    int peer;                  /* index in peers[] of its socket */
+    uint32_t ip;               /* network order */
+    int32_t pid;
+    char name[LTRAN_NAME_MAX];
+    struct rte_ring *rx, *tx;
+    uint32_t tag;              /* mbuf hash.usr of the buffers it holds (never 0) */
+    uint64_t rx_frames, tx_frames, drop_rx_full;
+};
+
+struct ltran_peer {
+    int fd;                    /* -1: free */
+    int client;                /* -1: not registered (yet, or stackctl) */
+};
+
+struct ltran {
+    struct ltran_conf conf;
+    struct ldisp disp;
+    struct nic *nic;           /* the port (lstack's DPDK port code) */
+    uint16_t port;
+    struct rte_mempool *pool;
+    uint8_t mac[6];
+    uint16_t mtu, data_room;
+    int listen_fd;
+    struct ltran_peer peers[LTRAN_MAX_PEERS];
+    struct ltran_client cl[LTRAN_MAX_CLIENTS];
+    uint32_t gen[LTRAN_MAX_CLIENTS];  /* registrations per slot: tags differ */
+    struct ltran_stats st;
+    uint64_t ctl_cycles, next_ctl; /* control socket checked every ctl_cycles */
+    uint32_t idle_rounds;
+    volatile sig_atomic_t *stop;
+};
+
+/* ltran_eal.c */
+int ltran_eal_init(const struct ltran_conf *c, char *err, size_t errlen);
+/* rte_eal_cleanup, then remove the run directory and the hugepage files of
+ * file_prefix (secondaries still running keep their mappings). */
+void ltran_eal_cleanup(const char *file_prefix);
+
+/* ltran_ctl.c */
+int ltran_ctl_open(struct ltran *l, char *err, size_t errlen);
+/* Accept, serve requests, notice closed peers (one poll(), no wait). */
+void ltran_ctl_poll(struct ltran *l);
+/* At exit: close every socket (clients see ltran go) and the listener;
+ * rings and registrations are left as they are (clients may still use them). */
+void ltran_ctl_close(struct ltran *l);
+
+/* ltran_fwd.c: one round; returns frames moved. */
+unsigned ltran_fwd_round(struct ltran *l);
+/* Free a client's rings and what they hold. */
+void ltran_client_free_rings(struct ltran_client *c);
+/* Free every mbuf of the pool still tagged as held by client c (gone).
+ * Returns how many. */
+unsigned ltran_client_reclaim_mbufs(struct ltran *l, const struct ltran_client *c);
+
+#endif
