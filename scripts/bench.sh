@@ -15,6 +15,12 @@
 #                    [--perf] [--retries N] [--pmd af_xdp|af_packet]
 #                    [--base-build DIR] [--kernel-offload on|off]
 #
+# --both-ends: a scenario set of its own (scripts/bench-both-ends.sh, which
+# takes --rounds, -n, --scenarios, --out, --build, --server-cpu and
+# --client-cpu): the same scenarios with both ends on lstack over
+# net_memif, against a kernel client and server over the veth pair, over
+# loopback and over a unix socket.
+#
 # --base-build DIR: compare two lstack builds in the same run. A third kind,
 # "base", is the same redis-server under DIR/lstack/liblstack.so (another
 # build tree, e.g. of an earlier commit), on the same address as lstack
@@ -86,6 +92,9 @@
 set -u
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+for a in "$@"; do
+    [[ "$a" == --both-ends ]] && exec "$ROOT/scripts/bench-both-ends.sh" "$@"
+done
 
 usage() {
     sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"

@@ -9,8 +9,10 @@
 # Notes on the list:
 #  - libdpdk-dev depends on the PMD libraries, among them the two the test
 #    bed uses, librte-net-af-packet23 (tests) and librte-net-af-xdp23 (demo,
-#    benchmark; it brings libxdp1 and libbpf1), so the "dpdk" package (tools:
-#    dpdk-testpmd, dpdk-devbind) is not needed.
+#    benchmark; it brings libxdp1 and libbpf1), and librte-net-memif23 (two
+#    lstack processes on one host: the memif tests, bench.sh --both-ends,
+#    the demo), so the "dpdk" package (tools: dpdk-testpmd, dpdk-devbind) is
+#    not needed.
 #  - iputils-arping, not "arping": they conflict, and the tests parse the
 #    iputils output.
 #  - kmod gives modprobe, to load veth where it is a module.
@@ -21,7 +23,7 @@ set -euo pipefail
 PACKAGES=(
     # build
     meson ninja-build pkg-config gcc libc6-dev
-    libdpdk-dev librte-net-af-packet23 librte-net-af-xdp23 libconfig-dev libnuma-dev
+    libdpdk-dev librte-net-af-packet23 librte-net-af-xdp23 librte-net-memif23 libconfig-dev libnuma-dev
     # lwIP is built from Debian's source package (scripts/fetch-lwip.sh): apt-get source needs dpkg-dev
     dpkg-dev patch
     # system tests: namespaces, veth, ping/arping, offload settings

@@ -88,13 +88,17 @@ static void describe_link(struct out *o, const struct dpdk_nic *n)
     o->group = "link";
     if (rte_eth_link_get_nowait(n->port, &link) != 0)
         return;
-    text(o, "status", link.link_status == RTE_ETH_LINK_UP ? "up" : "down");
+    /* A port that is not started (a memif client still looking for its
+     * server) is down, whatever the driver left in its link. */
+    bool up = link.link_status == RTE_ETH_LINK_UP && __atomic_load_n(&n->started, __ATOMIC_ACQUIRE);
+    text(o, "status", up ? "up" : "down");
     if (link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN)
         text(o, "speed_mbps", "unknown");
     else
         num(o, "speed_mbps", link.link_speed);
     text(o, "duplex", link.link_duplex == RTE_ETH_LINK_FULL_DUPLEX ? "full" : "half");
     text(o, "autoneg", link.link_autoneg == RTE_ETH_LINK_AUTONEG ? "on" : "off");
+    memif_port_describe(n, o->emit, o->ctx);
 }
 
 static void describe_queues(struct out *o, const struct dpdk_nic *n)

@@ -68,7 +68,15 @@ static unsigned dpdk_rx_burst(struct nic *nic, struct nic_pkt *pkts, unsigned ma
     struct rte_mbuf *m[NIC_MAX_BURST];
     if (max > n->burst)
         max = n->burst;
-    uint16_t got = rte_eth_rx_burst(n->port, 0, m, (uint16_t)max);
+    uint16_t got;
+    if (n->quiesce == NULL) {
+        got = rte_eth_rx_burst(n->port, 0, m, (uint16_t)max);
+    } else {
+        if (!quiesce_enter(n->quiesce))
+            return 0;
+        got = __atomic_load_n(&n->started, __ATOMIC_RELAXED) ? rte_eth_rx_burst(n->port, 0, m, (uint16_t)max) : 0;
+        quiesce_leave(n->quiesce);
+    }
     unsigned out = 0;
     for (uint16_t i = 0; i < got; i++) {
         n->st.rx_packets++;
@@ -98,11 +106,22 @@ static unsigned dpdk_tx_flush(struct nic *nic)
 {
     struct dpdk_nic *n = dpdk_nic(nic);
     unsigned sent = 0;
+    if (n->tx_count == 0)
+        return 0;
     if (n->tx_offloads & RTE_ETH_TX_OFFLOAD_TCP_CKSUM)
         for (unsigned i = 0; i < n->tx_count; i++)
             tx_cksum_prepare(n->tx_batch[i]);
-    for (int tries = 0; sent < n->tx_count && tries < TX_RETRIES; tries++)
-        sent += rte_eth_tx_burst(n->port, 0, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
+    if (n->quiesce == NULL) {
+        for (int tries = 0; sent < n->tx_count && tries < TX_RETRIES; tries++)
+            sent += rte_eth_tx_burst(n->port, 0, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
+    } else if (quiesce_enter(n->quiesce)) {
+        if (__atomic_load_n(&n->started, __ATOMIC_RELAXED))
+            for (int tries = 0; sent < n->tx_count && tries < TX_RETRIES; tries++)
+                sent += rte_eth_tx_burst(n->port, 0, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
+        quiesce_leave(n->quiesce);
+    }
+    if (n->memif && sent < n->tx_count && !__atomic_load_n(&n->link.was_up, __ATOMIC_RELAXED))
+        n->link.tx_dropped += n->tx_count - sent;
     for (unsigned i = 0; i < sent; i++) {
         n->st.tx_packets++;
         n->st.tx_bytes += n->tx_len[i];

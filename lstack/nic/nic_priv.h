@@ -12,6 +12,7 @@
 #include <rte_mempool.h>
 
 #include "nic/nic.h"
+#include "nic/quiesce.h"
 
 #define NIC_TX_BATCH 64
 #define NIC_MAX_BURST 512
@@ -36,6 +37,27 @@ int nic_pool_check_umem(const struct rte_mempool *mp, char *err, size_t errlen);
 
 /* describe.c: the "describe" op (stackctl show nic). */
 void dpdk_nic_describe(const struct nic *n, nic_describe_fn emit, void *ctx);
+
+struct dpdk_nic;
+/* memif_port.c: a net_memif port's guard, link watch and reconnects.
+ * memif_port_is: the port's driver is net_memif. memif_port_open: guard
+ * its bursts (before the port starts); -1 with err set. A failed
+ * rte_eth_dev_start (rc < 0) of a memif port: memif_port_start_failed
+ * says whether to carry on with the link down (a client whose server is not
+ * there yet) and says so on stderr. memif_port_wait_link: a client that
+ * reached its server waits (2 s at most) for the link to come up before
+ * the stack sends anything. memif_port_watch: start the link watch
+ * (after the start); -1 with err set. memif_port_close: stop the watch
+ * (before the port stops); memif_port_release: give the guard back (after
+ * it closed). memif_port_describe: the "link" items of a memif port. */
+bool memif_port_is(uint16_t port);
+int memif_port_open(struct dpdk_nic *n, char *err, size_t errlen);
+bool memif_port_start_failed(struct dpdk_nic *n, int rc);
+int memif_port_watch(struct dpdk_nic *n, char *err, size_t errlen);
+void memif_port_wait_link(struct dpdk_nic *n);
+void memif_port_close(struct dpdk_nic *n);
+void memif_port_release(struct dpdk_nic *n);
+void memif_port_describe(const struct dpdk_nic *n, nic_describe_fn emit, void *ctx);
 
 static inline struct dpdk_nic *dpdk_nic(struct nic *n)
 {
@@ -64,6 +86,21 @@ struct dpdk_nic {
     uint64_t rx_offloads, tx_offloads; /* enabled at configure time (describe.c) */
     uint32_t tso_frame_max;   /* with TSO: the longest frame, in at most NIC_TSO_IOV_MAX mbufs */
     uint16_t tso_mss_max;     /* with TSO: the largest MSS the PMD cuts by (0: any) */
+
+    /* Bursts run only while started (atomic: a memif client's reconnect
+     * stops and starts the port from the interrupt thread). quiesce: NULL
+     * but for memif ports (nic/quiesce.h). */
+    unsigned started;
+    struct nic_quiesce *quiesce;
+    bool memif;
+    struct {                  /* memif_port.c; written by its alarm unless said */
+        bool client;          /* role=client: reconnects */
+        bool was_up;
+        bool closing;         /* atomic: the alarm stops re-arming */
+        uint64_t last_try_ms;
+        uint64_t up_events, down_events, reconnects; /* atomic */
+        uint64_t tx_dropped;  /* poller: frames dropped while the link was down */
+    } link;
 };
 
 #endif

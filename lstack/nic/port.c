@@ -185,15 +185,27 @@ struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen)
     n->mbuf_data_room = (uint16_t)(rte_pktmbuf_data_room_size(n->pool) - RTE_PKTMBUF_HEADROOM);
     if (setup_queues(n, p, socket, err, errlen) != 0)
         goto fail;
+    if (memif_port_is(n->port) && memif_port_open(n, err, errlen) != 0)
+        goto fail;
     int rc = rte_eth_dev_start(n->port);
-    if (rc != 0) {
+    if (rc == 0) {
+        n->started = 1;
+    } else if (!(n->memif && memif_port_start_failed(n, rc))) {
         snprintf(err, errlen, "port %u: start failed: %s", n->port, rte_strerror(-rc));
+        goto fail;
+    }
+    if (n->memif)
+        memif_port_wait_link(n);
+    if (n->memif && memif_port_watch(n, err, errlen) != 0) {
+        if (n->started)
+            rte_eth_dev_stop(n->port);
         goto fail;
     }
     n->st.mbuf_total = p->nb_mbufs;
     n->base.ops = &dpdk_nic_ops;
     return &n->base;
 fail:
+    memif_port_release(n);
     if (n->pool != NULL)
         rte_mempool_free(n->pool);
     free(n);
@@ -203,9 +215,12 @@ fail:
 void dpdk_nic_close(struct nic *nic)
 {
     struct dpdk_nic *n = dpdk_nic(nic);
+    memif_port_close(n); /* no reconnect from now on */
     nic->ops->tx_flush(nic);
-    rte_eth_dev_stop(n->port);
+    if (n->started)
+        rte_eth_dev_stop(n->port);
     rte_eth_dev_close(n->port);
+    memif_port_release(n);
     rte_mempool_free(n->pool);
     free(n);
 }

@@ -1,0 +1,204 @@
+/*
+ * memif_port.c - what a net_memif port (two processes on one host joined
+ * by shared memory) needs beyond any DPDK port: surviving its peer, and
+ * finding it again.
+ *
+ * Owns, for a memif port:
+ *   - the burst guard (nic/quiesce.c): the driver's disconnect, which runs
+ *     on EAL's interrupt thread when the peer goes away, cannot unmap the
+ *     rings under a burst;
+ *   - the link watch: a periodic EAL alarm (so it runs on the interrupt
+ *     thread, serialised with the driver's own control work) that notices
+ *     link up and down, counts and reports them (`stackctl show nic`,
+ *     group "link") and says so on stderr;
+ *   - reconnecting a role=client port: DPDK 22.11's memif client tries its
+ *     server once, in rte_eth_dev_start, and never again. A client whose
+ *     server is not there yet (start order must not matter) or went away
+ *     is stopped and started again from the alarm, at most once per
+ *     MEMIF_RETRY_MS, with the port's bursts paused around it (stop and
+ *     start swap the queue functions a burst calls). A role=server port
+ *     needs nothing: the driver keeps listening and takes the next client.
+ * While the link is down, bursts find nothing to receive and frames sent
+ * are dropped (counted as drop_tx_full, and as tx_dropped_link_down here);
+ * TCP retransmits once the peer is back.
+ *
+ * Rejected: doing the reconnect on the polling thread (the interrupt
+ * thread may be in the middle of the driver's handshake for the same port,
+ * and the driver has no lock around it); a thread of lstack's own (the
+ * alarm already runs where the driver's control work runs).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_alarm.h>
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_ethdev.h>
+
+#include "nic/nic_priv.h"
+#include "nic/quiesce.h"
+
+#define MEMIF_WATCH_US 100000 /* link watch period */
+#define MEMIF_RETRY_MS 1000   /* a client's reconnect attempts, at most this often */
+#define MEMIF_LINK_WAIT_MS 2000 /* a client that reached its server: wait this long for the link at open */
+
+static bool devargs_role_client(const struct rte_eth_dev_info *info)
+{
+    const struct rte_devargs *da = info->device != NULL ? rte_dev_devargs(info->device) : NULL;
+    if (da == NULL || da->args == NULL)
+        return false;
+    const char *p = da->args;
+    while ((p = strstr(p, "role=")) != NULL) {
+        if ((p == da->args || p[-1] == ',') && strncmp(p + 5, "client", 6) == 0 &&
+            (p[11] == '\0' || p[11] == ','))
+            return true;
+        p += 5;
+    }
+    return false;
+}
+
+bool memif_port_is(uint16_t port)
+{
+    struct rte_eth_dev_info info;
+    return rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL &&
+           strcmp(info.driver_name, "net_memif") == 0;
+}
+
+static uint64_t now_ms(void)
+{
+    return rte_get_tsc_cycles() / (rte_get_tsc_hz() / 1000);
+}
+
+static bool link_up(const struct dpdk_nic *n)
+{
+    struct rte_eth_link link;
+    return __atomic_load_n(&n->started, __ATOMIC_ACQUIRE) && rte_eth_link_get_nowait(n->port, &link) == 0 &&
+           link.link_status == RTE_ETH_LINK_UP;
+}
+
+/* Stop (if started) and start the port again, bursts paused meanwhile.
+ * Interrupt thread (alarm) only. */
+static void reconnect(struct dpdk_nic *n)
+{
+    quiesce_pause(n->quiesce);
+    if (__atomic_load_n(&n->started, __ATOMIC_ACQUIRE))
+        rte_eth_dev_stop(n->port);
+    int rc = rte_eth_dev_start(n->port);
+    __atomic_store_n(&n->started, rc == 0, __ATOMIC_RELEASE);
+    quiesce_resume(n->quiesce);
+    __atomic_add_fetch(&n->link.reconnects, 1, __ATOMIC_RELAXED);
+}
+
+static void watch(void *arg)
+{
+    struct dpdk_nic *n = arg;
+    if (__atomic_load_n(&n->link.closing, __ATOMIC_ACQUIRE))
+        return;
+    bool up = link_up(n);
+    uint64_t now = now_ms();
+    if (up != n->link.was_up) {
+        n->link.was_up = up;
+        __atomic_add_fetch(up ? &n->link.up_events : &n->link.down_events, 1, __ATOMIC_RELAXED);
+        fprintf(stderr, "lstack: info: %s: link %s%s\n", n->name, up ? "up" : "down",
+                up ? "" : (n->link.client ? " (memif server gone; reconnecting)" : " (memif client gone)"));
+        if (!up)
+            n->link.last_try_ms = now; /* give the driver's own disconnect time to finish */
+    }
+    if (!up && n->link.client && now - n->link.last_try_ms >= MEMIF_RETRY_MS) {
+        n->link.last_try_ms = now;
+        reconnect(n);
+    }
+    rte_eal_alarm_set(MEMIF_WATCH_US, watch, n);
+}
+
+int memif_port_open(struct dpdk_nic *n, char *err, size_t errlen)
+{
+    struct rte_eth_dev_info info;
+    if (rte_eth_dev_info_get(n->port, &info) != 0) {
+        snprintf(err, errlen, "port %u: no device info", n->port);
+        return -1;
+    }
+    char why[256];
+    n->quiesce = quiesce_guard_memif(why, sizeof(why));
+    if (n->quiesce == NULL) {
+        snprintf(err, errlen, "port %u (net_memif): cannot guard its bursts against the driver's disconnect: %s",
+                 n->port, why);
+        return -1;
+    }
+    n->memif = true;
+    n->link.client = devargs_role_client(&info);
+    n->link.last_try_ms = now_ms();
+    return 0;
+}
+
+bool memif_port_start_failed(struct dpdk_nic *n, int rc)
+{
+    if (!n->link.client)
+        return false;
+    fprintf(stderr, "lstack: info: %s: memif server not reachable yet (%s); trying again every %d ms\n", n->name,
+            rte_strerror(-rc), MEMIF_RETRY_MS);
+    return true;
+}
+
+void memif_port_wait_link(struct dpdk_nic *n)
+{
+    if (!n->link.client || !n->started)
+        return;
+    /* The start connected the control socket; the handshake runs on the
+     * interrupt thread and takes milliseconds. Without this wait the
+     * stack's first frames (gratuitous ARP, the application's first SYN)
+     * would be dropped and TCP would retry only after its initial RTO. */
+    uint64_t end = now_ms() + MEMIF_LINK_WAIT_MS;
+    while (!link_up(n) && now_ms() < end)
+        rte_delay_us_sleep(1000);
+}
+
+int memif_port_watch(struct dpdk_nic *n, char *err, size_t errlen)
+{
+    int rc = rte_eal_alarm_set(MEMIF_WATCH_US, watch, n);
+    if (rc != 0) {
+        snprintf(err, errlen, "port %u: cannot start the link watch: %s", n->port, rte_strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
+
+void memif_port_close(struct dpdk_nic *n)
+{
+    if (!n->memif)
+        return;
+    __atomic_store_n(&n->link.closing, true, __ATOMIC_RELEASE);
+    rte_eal_alarm_cancel(watch, n); /* waits for a running one */
+}
+
+void memif_port_release(struct dpdk_nic *n)
+{
+    if (n->quiesce != NULL)
+        quiesce_unguard(n->quiesce);
+    n->quiesce = NULL;
+}
+
+void memif_port_describe(const struct dpdk_nic *n, nic_describe_fn emit, void *ctx)
+{
+    if (!n->memif)
+        return;
+    struct nic_item it = {.group = "link"};
+    it.name = "memif_role";
+    it.text = n->link.client ? "client" : "server";
+    emit(ctx, &it);
+    it.text = NULL;
+    it.name = "up_events";
+    it.num = __atomic_load_n(&n->link.up_events, __ATOMIC_RELAXED);
+    emit(ctx, &it);
+    it.name = "down_events";
+    it.num = __atomic_load_n(&n->link.down_events, __ATOMIC_RELAXED);
+    emit(ctx, &it);
+    it.name = "reconnects";
+    it.num = __atomic_load_n(&n->link.reconnects, __ATOMIC_RELAXED);
+    emit(ctx, &it);
+    it.name = "tx_dropped_link_down";
+    it.num = n->link.tx_dropped;
+    emit(ctx, &it);
+}
