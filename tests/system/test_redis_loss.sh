@@ -53,16 +53,45 @@ tb_stop_bridge >/dev/null
 t_ok "redis under lstack ($(r_host lk)) and a kernel redis ($(r_host kn)) behind the bridge"
 
 # run NAME TAG : the workload against redis NAME; prints the setget line.
+# For the redis under lstack, the stack's connections are dumped every 2 s
+# meanwhile, and the last dump is printed when the run fails (what a stuck
+# connection's windows, queues and timers were).
 run() {
-    local name="$1" tag="$2" out="$T_WORK/setget.$2.log" rc=0
+    local name="$1" tag="$2" out="$T_WORK/setget.$2.log" rc=0 watch=""
+    if [[ "$name" == lk && -x "$T_BUILD/tools/stackctl" ]]; then
+        (while sleep 2; do
+            ip netns exec "$TB_NS_SRV" "$T_BUILD/tools/stackctl" -p "$(r_pid lk)" --timeout 2 show connections \
+                >"$T_WORK/conns.$tag.tmp" 2>&1 && mv "$T_WORK/conns.$tag.tmp" "$T_WORK/conns.$tag"
+        done) &
+        watch=$!
+    fi
     ip netns exec "$TB_NS_CLI" timeout 150 python3 "$T_HERE/lossy_setget.py" "$(r_host "$name")" "$(r_port "$name")" \
         --rounds "$ROUNDS" --seed "$SEED" --op-timeout 60 --tag "$tag" >"$out" 2>&1 || rc=$?
+    if [[ -n "$watch" ]]; then
+        kill "$watch" 2>/dev/null
+        wait "$watch" 2>/dev/null
+    fi
     cat "$out" >&2
-    ((rc == 0)) || return 1
+    if ((rc != 0)); then
+        [[ -f "$T_WORK/conns.$tag" ]] && sed 's/^/   conns: /' "$T_WORK/conns.$tag" >&2
+        return 1
+    fi
     grep '^setget: tag=' "$out"
 }
 
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
+
+# A time bound missed. The sanitizer pass (scripts/test.sh, ASAN_OPTIONS
+# set) runs this test for memory errors with every call several times
+# slower: there the bounds are reported, not asserted (the plain build
+# asserts them). A hung or wrong operation fails in both.
+loss_bound_fail() {
+    if [[ -n "${ASAN_OPTIONS:-}" ]]; then
+        echo "   sanitizer build: not asserted here: $*"
+    else
+        r_soft_fail "$*"
+    fi
+}
 
 for p in $PROFILES; do
     [[ -n "${SPEC[$p]:-}" ]] || t_fail "unknown profile '$p'"
@@ -82,12 +111,12 @@ for p in $PROFILES; do
     if awk -v l="$lt" -v b="$bound" 'BEGIN { exit !(l <= b) }'; then
         t_ok "profile $p: lstack total ${lt} s <= ${bound} s (max(4 x kernel ${kt} s, kernel + 2 s))"
     else
-        r_soft_fail "profile $p: lstack total ${lt} s > ${bound} s (max(4 x kernel ${kt} s, kernel + 2 s))"
+        loss_bound_fail "profile $p: lstack total ${lt} s > ${bound} s (max(4 x kernel ${kt} s, kernel + 2 s))"
     fi
     if awk -v w="$lw" 'BEGIN { exit !(w <= 5) }'; then
         t_ok "profile $p: lstack's worst operation ${lw} s <= 5 s"
     else
-        r_soft_fail "profile $p: lstack's worst operation ${lw} s > 5 s ($(field "$l" worst_op))"
+        loss_bound_fail "profile $p: lstack's worst operation ${lw} s > 5 s ($(field "$l" worst_op))"
     fi
 done
 
