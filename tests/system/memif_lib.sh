@@ -96,8 +96,12 @@ m_kernel() {
     ip netns exec "$M_NS" "$@"
 }
 
+# m_down : remove the namespace, the socket file, and EAL's run-time
+# directories of both sides' file prefixes (a side killed with SIGKILL
+# cannot remove its own).
 m_down() {
     [[ -n "$M_NS" ]] && ip netns del "$M_NS" 2>/dev/null
     rm -f "$M_DIR/memif.sock"
+    [[ -n "${M_NAME:-}" ]] && rm -rf "/var/run/dpdk/${M_NAME}s" "/var/run/dpdk/${M_NAME}c"
     return 0
 }

@@ -36,6 +36,11 @@
 
 static const uint8_t mac_srv[6] = {0x02, 0xfe, 0, 0, 0x0a, 0x02};
 
+/* EAL file prefixes of this run: "$MEMIF_RACE_PREFIX" (the test script's,
+ * so it can remove EAL's run-time directories a SIGKILLed peer leaves) or
+ * "memifrace", then the pid. */
+static const char *race_prefix = "memifrace";
+
 static void eal_args(char *buf, size_t len, const char *dir, const char *role, const char *mac)
 {
     snprintf(buf, len, "--vdev=net_memif0,role=%s,id=0,socket=%s/memif.sock,socket-abstract=no,mac=%s", role,
@@ -84,7 +89,7 @@ static int peer_setup(const char *dir, struct rte_mempool **mp)
     char vdev[512];
     eal_args(vdev, sizeof(vdev), dir, "client", "02:fe:00:00:0a:01");
     char prefix[64];
-    snprintf(prefix, sizeof(prefix), "--file-prefix=memifrace%d", (int)getpid());
+    snprintf(prefix, sizeof(prefix), "--file-prefix=%s%d", race_prefix, (int)getpid());
     char *argv[] = {"memif_race-peer", "--no-huge", "--no-shconf", prefix, "-m", "128", "--no-pci", "-l", "0",
                     "--log-level", "pmd.net.memif:error", vdev, NULL};
     if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
@@ -161,6 +166,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1];
+    if (getenv("MEMIF_RACE_PREFIX") != NULL)
+        race_prefix = getenv("MEMIF_RACE_PREFIX");
     int cycles = atoi(argv[2]);
     pid_t child = fork();
     if (child < 0)
@@ -173,7 +180,7 @@ int main(int argc, char **argv)
     char vdev[512], added[128], err[512];
     eal_args(vdev, sizeof(vdev), dir, "server", "02:fe:00:00:0a:02");
     char prefix[64];
-    snprintf(prefix, sizeof(prefix), "--file-prefix=memifrace%d", (int)getpid());
+    snprintf(prefix, sizeof(prefix), "--file-prefix=%s%d", race_prefix, (int)getpid());
     char *eargv[] = {"memif_race", "--no-huge", "--no-shconf", prefix, "-m", "256", "--no-pci", "-l", "1",
                      "--log-level", "pmd.net.memif:error", vdev, NULL};
     if (nic_eal_init((int)(sizeof(eargv) / sizeof(eargv[0])) - 1, eargv, added, sizeof(added), err,

@@ -9,7 +9,10 @@ build="${1:?usage: $0 BUILD_DIR}"
 dpkg-query -W -f='${db:Status-Abbrev}' librte-net-memif23 2>/dev/null | grep -q '^ii' ||
     { echo "SKIP: DPDK's net_memif driver (librte-net-memif23) is not installed"; exit 77; }
 work=$(mktemp -d /tmp/lstack-memif-race.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# EAL's run-time directories carry this run's prefix: a SIGKILLed peer
+# cannot remove its own.
+export MEMIF_RACE_PREFIX="mrace${work##*.}"
+trap 'rm -rf "$work" /var/run/dpdk/"$MEMIF_RACE_PREFIX"*' EXIT
 rc=0
 timeout 240 "$build/tests/system/memif_race" "$work" "${MEMIF_RACE_CYCLES:-16}" >"$work/out" 2>&1 || rc=$?
 grep -v -E '^(EAL|TELEMETRY|rte_pmd_memif_probe)' "$work/out" | tail -n 20
