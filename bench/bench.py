@@ -522,6 +522,8 @@ def table(result):
                  f", {v.get('redis', '?').split(' sha=')[0]}, DPDK {v.get('dpdk', '?')}, lwIP {v.get('lwip', '?')}")
     lines.append(f"kernel {v.get('kernel', '?').split(' ')[0]}, {v.get('cpu', '?')}, {v.get('date_utc', '')}")
     offload = f"; kernel veth offloads {v['kernel_offload'].split(' ')[0]}" if "kernel_offload" in v else ""
+    if v.get("client_gro", "").startswith("on"):
+        offload += "; client veth GRO on"
     lines.append(f"server on CPU {result['server_cpu']}, client on CPU {result['client_cpu']}; "
                  f"lstack on {v.get('lstack_pmd', '?').split(' ')[0]}{offload}; "
                  f"medians over {result['rounds']} round(s); ratio = lstack / kernel")

@@ -14,6 +14,7 @@
 #                    [--out DIR] [--build DIR] [--server-cpu N] [--client-cpu N]
 #                    [--perf] [--retries N] [--pmd af_xdp|af_packet]
 #                    [--base-build DIR] [--kernel-offload on|off]
+#                    [--client-gro on|off]
 #
 # --both-ends: a scenario set of its own (scripts/bench-both-ends.sh, which
 # takes --rounds, -n, --scenarios, --out, --build, --server-cpu and
@@ -41,6 +42,15 @@
 # off). The state found before is restored after each kernel run. Default
 # on: the veths as the test bed leaves them (64 KiB GSO packets cross the
 # veth unsegmented).
+#
+# --client-gro on: GRO on the client veth for the whole run (every kind,
+# kernel, lstack and base, and with --kernel-offload off too), as a physical
+# NIC's driver has it on by default: the client's kernel then merges the
+# MTU-sized frames of a burst into one large skb before its TCP receive
+# (veth does this only with GRO on: it then receives through NAPI) and
+# acknowledges per merged skb. It changes nothing for frames that already
+# cross the veth as one GSO packet (the kernel server with offloads on).
+# Default off: the veth as the test bed leaves it.
 #
 # Scenarios (redis-benchmark arguments; -n per scenario unless -n is given):
 #   1  -c 50 -P 1 -t set,get -d 3
@@ -113,6 +123,7 @@ RETRIES=""
 PMD=af_xdp
 BASE_DIR=""
 KERNEL_OFFLOAD=on
+CLIENT_GRO=off
 
 die_usage() { echo "bench.sh: $*" >&2; exit 2; }
 while (($# > 0)); do
@@ -131,6 +142,7 @@ while (($# > 0)); do
     --base-build) BASE_DIR="${2:-}"; shift 2 || { usage >&2; exit 2; }
         [[ -n "$BASE_DIR" ]] || die_usage "--base-build wants a build directory" ;;
     --kernel-offload) KERNEL_OFFLOAD="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --client-gro) CLIENT_GRO="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -143,6 +155,7 @@ done
 [[ "$SERVER_CPU" != "$CLIENT_CPU" ]] || die_usage "server and client need different CPUs"
 [[ "$PMD" == af_xdp || "$PMD" == af_packet ]] || die_usage "--pmd wants af_xdp or af_packet, not '$PMD'"
 [[ "$KERNEL_OFFLOAD" == on || "$KERNEL_OFFLOAD" == off ]] || die_usage "--kernel-offload wants on or off, not '$KERNEL_OFFLOAD'"
+[[ "$CLIENT_GRO" == on || "$CLIENT_GRO" == off ]] || die_usage "--client-gro wants on or off, not '$CLIENT_GRO'"
 if [[ -z "$ROUNDS" ]]; then
     if ((SHORT)); then ROUNDS=1; else ROUNDS=3; fi
 fi
@@ -253,11 +266,22 @@ tb_on_cleanup bench_cleanup
 tb_trap_cleanup
 
 log "output: $OUT"
-log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD, kernel offloads $KERNEL_OFFLOAD${BASE_DIR:+, base build $BASE_DIR}"
+log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD, kernel offloads $KERNEL_OFFLOAD, client GRO $CLIENT_GRO${BASE_DIR:+, base build $BASE_DIR}"
 tb_up >"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: test bed did not come up" >&2; exit 1; }
 tb_add_kernel_addr >>"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: cannot add the kernel address" >&2; exit 1; }
 # -c 1000 with reconnects per test: every ephemeral port there is.
 ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
+# --client-gro: set once for the whole run (the bed is this run's own and
+# goes with it); a veth that refuses it ends the run rather than measuring
+# something else than asked.
+if [[ "$CLIENT_GRO" == on ]]; then
+    ip netns exec "$TB_NS_CLI" ethtool -K "$TB_IF_CLI" gro on >/dev/null 2>&1
+    if [[ "$(ip netns exec "$TB_NS_CLI" ethtool -k "$TB_IF_CLI" 2>/dev/null |
+        sed -n 's/^generic-receive-offload: \(on\|off\).*/\1/p')" != on ]]; then
+        echo "bench.sh: cannot turn GRO on on $TB_IF_CLI (--client-gro on)" >&2
+        exit 1
+    fi
+fi
 
 # 1000 clients + listener + redis-cli; 64 mbufs each covers a full 64 KiB
 # window of 1460-byte segments in flight.
@@ -472,6 +496,11 @@ fi
     else
         echo "kernel_offload=on (the veths as the test bed sets them)"
     fi
+    if [[ "$CLIENT_GRO" == on ]]; then
+        echo "client_gro=on (GRO on $TB_IF_CLI for every run)"
+    else
+        echo "client_gro=off (the client veth as the test bed sets it)"
+    fi
     if [[ -n "$BASE_DIR" ]]; then
         echo "base_build=$BASE_DIR"
         echo "base_git_rev=$(git -C "$BASE_SRC" rev-parse HEAD 2>/dev/null || echo unknown)"
@@ -493,9 +522,10 @@ KERNEL_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV $REDIS_SERVER $(redi
 LSTACK_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack.conf $REDIS_SERVER $(redis_flags $PORT_LSTACK DIR)"
 BASE_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$BASE_LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-base.conf $REDIS_SERVER $(redis_flags $PORT_BASE DIR)"
 {
-    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")${BASE_DIR:+ --base-build $BASE_DIR}"
+    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")$([[ $CLIENT_GRO == on ]] && echo " --client-gro on")${BASE_DIR:+ --base-build $BASE_DIR}"
     echo "# lstack drives the server veth with --vdev=$(tb_vdev)"
     echo "# each server started with ulimit -n $ULIMIT_N; client ns: net.ipv4.ip_local_port_range=\"1024 65535\""
+    [[ "$CLIENT_GRO" == on ]] && echo "# before the first run: ip netns exec $TB_NS_CLI ethtool -K $TB_IF_CLI gro on"
     if [[ "$KERNEL_OFFLOAD" == off ]]; then
         echo "# around each kernel run: ip netns exec $TB_NS_SRV ethtool -K $TB_IF_SRV tso off gso off gro off;" \
             "ip netns exec $TB_NS_CLI ethtool -K $TB_IF_CLI tso off (then the state found before again)"

@@ -181,7 +181,11 @@ unsigned stack_poll(struct stack *s)
     if (n > 0)
         s->st.busy_polls++;
     /* Filter each frame; lwIP finds a segment's connection in its PCB
-     * hash (lstack/stack/lwip/port/pcb_hash.c). */
+     * hash (lstack/stack/lwip/port/pcb_hash.c). The output each segment
+     * triggers (its ACK, the data its ACK lets out) runs once per
+     * connection at the burst's end (port/tcp_out_defer.c). */
+    if (n > 0)
+        s->L.lstack_lwip_rx_burst_begin();
     for (unsigned i = 0; i < n; i++) {
         enum frame_verdict v = frame_classify_hw(&s->filter, pkts[i].data, pkts[i].len, pkts[i].cksum);
         if (v == FRAME_PASS) {
@@ -191,6 +195,8 @@ unsigned stack_poll(struct stack *s)
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
+    if (n > 0)
+        s->L.lstack_lwip_rx_burst_end();
     s->L.sys_check_timeouts();
     nic->ops->tx_flush(nic);
     /* Frames lwIP queued since the last round: in it, or in the
