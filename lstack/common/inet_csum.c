@@ -16,10 +16,32 @@
 #include "common/inet_csum.h"
 
 /* Sum of the native-order 16-bit words of p[0..len) (a last odd byte is
- * the first byte of a word whose second is 0), not folded. */
+ * the first byte of a word whose second is 0), not folded.
+ * The bulk goes 32 bytes a step as 64-bit words added with their carries
+ * counted (an add and an add-with-carry each; 2^64 = 1 modulo 0xffff, so a
+ * carry out of bit 63 counts 1), in two chains that do not wait for each
+ * other: about half the instructions of splitting each load into its
+ * 32-bit halves, which matters where lwIP sums every byte it copies in
+ * (LWIP_CHECKSUM_ON_COPY: a 64 KiB reply). */
 static uint64_t sum_native(const uint8_t *p, size_t len)
 {
-    uint64_t s = 0;
+    uint64_t s0 = 0, s1 = 0, c = 0;
+    while (len >= 32) {
+        uint64_t a, b, d, e;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + 8, 8);
+        memcpy(&d, p + 16, 8);
+        memcpy(&e, p + 24, 8);
+        c += __builtin_add_overflow(s0, a, &s0);
+        c += __builtin_add_overflow(s1, b, &s1);
+        c += __builtin_add_overflow(s0, d, &s0);
+        c += __builtin_add_overflow(s1, e, &s1);
+        p += 32;
+        len -= 32;
+    }
+    /* Each partial sum as its two 32-bit halves, each carry as a one: no
+     * overflow below 2^60 bytes. */
+    uint64_t s = (s0 & 0xffffffffu) + (s0 >> 32) + (s1 & 0xffffffffu) + (s1 >> 32) + c;
     while (len >= 16) {
         uint64_t a, b;
         memcpy(&a, p, 8);

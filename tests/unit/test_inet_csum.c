@@ -27,6 +27,28 @@ static uint32_t ref_add(uint32_t sum, const uint8_t *p, size_t len)
     return (uint32_t)s;
 }
 
+/* Segment-sized and larger sums (the 32-byte steps with their carries,
+ * many times over): lengths around 1460, 9000 and 65535 at offsets 0..7,
+ * random bytes and all 0xff. */
+static void large(void)
+{
+    static uint8_t big[65536 + 8];
+    static const size_t lens[] = {1460, 1461, 8999, 9000, 65504, 65535};
+    int bad = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < sizeof(big); i++)
+            big[i] = pass ? 0xff : (uint8_t)rand();
+        for (size_t off = 0; off < 8; off++)
+            for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+                const uint8_t *p = big + off;
+                uint32_t want = ref_add(0, p, lens[k]);
+                bad += inet_csum_native(p, lens[k]) != htons((uint16_t)want);
+                bad += inet_csum_add(0x1234, p, lens[k]) != ref_add(0x1234, p, lens[k]);
+            }
+    }
+    checkf(bad == 0, "sums of 1460 to 65535 bytes match the reference (%d wrong)", bad);
+}
+
 static void sweep(const char *what, const uint8_t *buf)
 {
     int bad_add = 0, bad_native = 0, bad_carry = 0;
@@ -57,6 +79,7 @@ int main(void)
     sweep("random bytes", buf);
     memset(buf, 0xff, sizeof(buf));
     sweep("all 0xff", buf);
+    large();
 
     /* RFC 1071, 3. Numerical Examples: 00 01 f2 03 f4 f5 f6 f7 sums to ddf2. */
     const uint8_t ex[8] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
