@@ -183,8 +183,9 @@ unsigned stack_poll(struct stack *s)
     /* Filter each frame; lwIP finds a segment's connection in its PCB
      * hash (lstack/stack/lwip/port/pcb_hash.c). The output each segment
      * triggers (its ACK, the data its ACK lets out) runs once per
-     * connection at the burst's end (port/tcp_out_defer.c). */
-    if (n > 0)
+     * connection at the burst's end (port/tcp_out_defer.c); a burst of
+     * one frame has nothing to merge. */
+    if (n > 1)
         s->L.lstack_lwip_rx_burst_begin();
     for (unsigned i = 0; i < n; i++) {
         enum frame_verdict v = frame_classify_hw(&s->filter, pkts[i].data, pkts[i].len, pkts[i].cksum);
@@ -195,7 +196,7 @@ unsigned stack_poll(struct stack *s)
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
-    if (n > 0)
+    if (n > 1)
         s->L.lstack_lwip_rx_burst_end();
     s->L.sys_check_timeouts();
     nic->ops->tx_flush(nic);
