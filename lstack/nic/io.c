@@ -70,11 +70,11 @@ static unsigned dpdk_rx_burst(struct nic *nic, struct nic_pkt *pkts, unsigned ma
         max = n->burst;
     uint16_t got;
     if (n->quiesce == NULL) {
-        got = rte_eth_rx_burst(n->port, 0, m, (uint16_t)max);
+        got = rte_eth_rx_burst(n->port, n->queue, m, (uint16_t)max);
     } else {
         if (!quiesce_enter(n->quiesce))
             return 0;
-        got = __atomic_load_n(&n->started, __ATOMIC_RELAXED) ? rte_eth_rx_burst(n->port, 0, m, (uint16_t)max) : 0;
+        got = __atomic_load_n(&n->started, __ATOMIC_RELAXED) ? rte_eth_rx_burst(n->port, n->queue, m, (uint16_t)max) : 0;
         quiesce_leave(n->quiesce);
     }
     unsigned out = 0;
@@ -113,11 +113,11 @@ static unsigned dpdk_tx_flush(struct nic *nic)
             tx_cksum_prepare(n->tx_batch[i]);
     if (n->quiesce == NULL) {
         for (int tries = 0; sent < n->tx_count && tries < TX_RETRIES; tries++)
-            sent += rte_eth_tx_burst(n->port, 0, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
+            sent += rte_eth_tx_burst(n->port, n->queue, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
     } else if (quiesce_enter(n->quiesce)) {
         if (__atomic_load_n(&n->started, __ATOMIC_RELAXED))
             for (int tries = 0; sent < n->tx_count && tries < TX_RETRIES; tries++)
-                sent += rte_eth_tx_burst(n->port, 0, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
+                sent += rte_eth_tx_burst(n->port, n->queue, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
         quiesce_leave(n->quiesce);
     }
     if (n->memif && sent < n->tx_count && !__atomic_load_n(&n->link.was_up, __ATOMIC_RELAXED))
