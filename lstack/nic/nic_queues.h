@@ -24,6 +24,8 @@
 #ifndef LSTACK_NIC_QUEUES_H
 #define LSTACK_NIC_QUEUES_H
 
+#include <sched.h>
+
 #include "nic/nic.h"
 #include "nic/steer.h"
 
@@ -63,5 +65,14 @@ NIC_DPDK_EXPORT void nic_thread_unregister(void);
 /* The NUMA node of CPU cpu (libnuma), -1 if unknown (no NUMA support, a
  * CPU that does not exist). Any thread. */
 NIC_DPDK_EXPORT int nic_cpu_node(int cpu);
+
+/* The CPUs an application thread served by the stack on CPU stack_cpu may
+ * be bound to under app_bind_numa = 1 (Gazelle's meaning): every CPU of
+ * stack_cpu's NUMA node, less those in exclude (app_exclude_cpus; NULL:
+ * none). Fills out and returns how many; -EINVAL when stack_cpu's node is
+ * unknown (no NUMA support, no such CPU), -ENOENT when exclude leaves none
+ * (a configuration error to report, not a set to bind to). Binding is the
+ * caller's (pthread_setaffinity_np on the application thread). Any thread. */
+NIC_DPDK_EXPORT int nic_app_cpus(int stack_cpu, const cpu_set_t *exclude, cpu_set_t *out);
 
 #endif
