@@ -1,11 +1,12 @@
 /*
  * nic.h - the stack's view of a network port: a table of operations over an
  * opaque port. Two implementations:
- *   - DPDK (nic/port.c, nic/io.c): one port, one rx and one tx queue, one
- *     hugepage mbuf pool; EAL set-up in nic/eal.c.
+ *   - DPDK (nic/port.c, nic/io.c): one rx/tx queue pair of a port and its
+ *     hugepage mbuf pool (a port may have one pair per stack:
+ *     nic/nic_queues.h); EAL set-up in nic/eal.c.
  *   - memory (nic/mem_nic.c): two ports wired back to back in one process,
  *     for tests that need no DPDK, no hugepages and no root (like DPDK's
- *     ring-backed test PMD).
+ *     ring-backed test PMD); nic/mem_rss.h splits one into RSS queues.
  * No DPDK or lwIP type crosses this header, so the lwIP side (whose headers
  * clash with rte_ethdev.h) can include it.
  *
