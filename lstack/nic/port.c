@@ -314,11 +314,12 @@ void dpdk_nic_close(struct nic *nic)
 {
     struct dpdk_nic *n = dpdk_nic(nic);
     struct dpdk_queue_set *set = n->set;
+    if (set->nb == 1)
+        memif_port_close(n); /* no reconnect from now on (a memif port has one queue) */
     nic->ops->tx_flush(nic);
     if (__atomic_sub_fetch(&set->open, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     struct dpdk_nic *first = set->q[0];
-    memif_port_close(first); /* no reconnect from now on */
     if (first->started)
         rte_eth_dev_stop(first->port);
     rte_eth_dev_close(first->port);
