@@ -25,10 +25,8 @@ uint32_t nic_toeplitz(const uint8_t *key, size_t key_len, const uint8_t *data, s
         window = window << 8 | (k < key_len ? key[k] : 0);
     for (size_t i = 0; i < len; i++) {
         uint8_t b = data[i];
-        for (int bit = 0; bit < 8; bit++) {
-            if (b & (0x80u >> bit))
-                hash ^= (uint32_t)(window >> (32 - bit));
-        }
+        for (int bit = 0; bit < 8; bit++) /* branch-free: input bits are random */
+            hash ^= (uint32_t)(window >> (32 - bit)) & (0u - ((b >> (7 - bit)) & 1u));
         size_t next = i + 8;
         window = window << 8 | (next < key_len ? key[next] : 0);
     }

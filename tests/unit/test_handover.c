@@ -189,10 +189,36 @@ static void threads(void)
     nic_handover_free(in[0]);
 }
 
+/* What a handover costs in one thread: forward and take, per frame
+ * (printed, not asserted). */
+static void cost(void)
+{
+    struct fake_nic port = {.base.ops = &fake_ops};
+    char err[256];
+    struct nic_handover *in[1] = {nic_handover_create(1024, -1, err, sizeof(err))};
+    struct nic_handover_out *o = nic_handover_out_create(in, 1, 32, err, sizeof(err));
+    struct nic_handover_frame got[32];
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (uintptr_t i = 0; i < 1000000; i += 32) {
+        for (uintptr_t j = 0; j < 32; j++) {
+            struct nic_handover_frame f = frame(&port, i + j);
+            nic_handover_forward(o, 0, &f);
+        }
+        nic_handover_take(in[0], got, 32);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+    printf("# cost: %.1f ns per frame forwarded and taken (one thread, bursts of 32)\n", ns / 1000000);
+    nic_handover_out_free(o);
+    nic_handover_free(in[0]);
+}
+
 int main(void)
 {
     full_inbox_waits();
     errors();
     threads();
+    cost();
     return tap_done();
 }
