@@ -115,6 +115,14 @@ run_probe() {
     t_ok "$name: per-queue counters in describe agree; threads registered with EAL; port closed"
 }
 
+# Two stacks on a port of one queue: refused, and the error names the devarg.
+ip netns exec "$TB_NS_SRV" "$PROBE" 1 2 --no-pci --file-prefix "${LSTACK_TB}one" -l 0 \
+    --vdev="net_af_packet0,iface=$TB_IF_SRV" >"$T_WORK/one.out" 2>"$T_WORK/one.err" &&
+    t_fail "2 queues opened on an af_packet port without qpairs"
+grep -q 'has 1 rx and 1 tx queues, 2 stacks need 2 of each: add qpairs=N' "$T_WORK/one.err" ||
+    { cat "$T_WORK/one.err"; t_fail "no clear error for too few queues"; }
+t_ok "2 queues on af_packet without qpairs: refused ($(grep -o 'port 0 .*' "$T_WORK/one.err"))"
+
 run_probe afp "net_af_packet0,iface=$TB_IF_SRV,qpairs=2" send_veth
 run_probe tap "net_tap0,iface=$TAP_IF,mac=$TAP_MAC" send_tap
 
