@@ -197,7 +197,7 @@ static int open_queue(struct dpdk_queue_set *set, unsigned i, const struct nic_q
     if (set->nb == 1)
         snprintf(pool_name, sizeof(pool_name), "lstack_mbuf_%u", port);
     else
-        snprintf(pool_name, sizeof(pool_name), "lstack_mbuf_%u_%u", port, i);
+        snprintf(pool_name, sizeof(pool_name), "lstack_mbuf_%u_%u", port, (uint8_t)i); /* i < 64 */
     uint16_t priv = (uint16_t)RTE_ALIGN_CEIL(p->port.priv_size, RTE_MBUF_PRIV_ALIGN);
     /* net_af_xdp maps each queue's pool into the kernel as one umem: see pool.c. */
     n->pool = nic_pool_create(pool_name, p->port.nb_mbufs, p->port.cache_size, priv, node, af_xdp);
