@@ -4,6 +4,7 @@
  *   ltran_eal.c   EAL as a primary that allows secondaries; its files removed at exit
  *   ltran_ctl.c   the unix socket: registration, listeners, stats, clients going away
  *   ltran_fwd.c   one forwarding round: port -> dispatch -> client rings, rings -> port
+ *   ltran_wake.c  low_power_mode: the wake zone, waking sleeping clients, ltran's idle sleep
  *   dispatch.c    the dispatch table (pure)
  *   ltran_conf.c  ltran.conf (pure)
  * One thread does everything (the loop); no locks.
@@ -36,6 +37,8 @@ struct ltran_client {
     struct rte_ring *rx, *tx;
     uint32_t tag;              /* mbuf hash.usr of the buffers it holds (never 0) */
     uint64_t rx_frames, tx_frames, drop_rx_full;
+    int wake_fd;               /* its eventfd (low power wake-up), -1: none */
+    uint64_t wakeups;
 };
 
 struct ltran_peer {
@@ -57,7 +60,8 @@ struct ltran {
     uint32_t gen[LTRAN_MAX_CLIENTS];  /* registrations per slot: tags differ */
     struct ltran_stats st;
     uint64_t ctl_cycles, next_ctl; /* control socket checked every ctl_cycles */
-    uint32_t idle_rounds;
+    struct ltran_wake_zone *zone;  /* ltran_wake.c */
+    uint64_t busy_at, idle_cycles, sleep_ns;
     volatile sig_atomic_t *stop;
 };
 
@@ -74,6 +78,16 @@ void ltran_ctl_poll(struct ltran *l);
 /* At exit: close every socket (clients see ltran go) and the listener;
  * rings and registrations are left as they are (clients may still use them). */
 void ltran_ctl_close(struct ltran *l);
+
+/* ltran_wake.c */
+#define LTRAN_WAKE_ZONE "ltran_wake"
+int ltran_wake_init(struct ltran *l, char *err, size_t errlen);
+/* After frames went on the rx rings of the clients in mask: write the
+ * eventfd of each that sleeps. */
+void ltran_wake_clients(struct ltran *l, uint32_t mask);
+/* After a round that moved `moved` frames, at TSC now: in low_power_mode,
+ * sleep if idle long enough (a client's tx ends the sleep). */
+void ltran_idle(struct ltran *l, unsigned moved, uint64_t now);
 
 /* ltran_fwd.c: one round; returns frames moved. */
 unsigned ltran_fwd_round(struct ltran *l);

@@ -18,6 +18,9 @@
  * by the client on allocation; cleared by whoever frees one): when a client
  * is gone, ltran_client_reclaim_mbufs walks the pool and frees what it
  * still held (a free buffer's tag is always 0).
+ * A client that sleeps (low_power_mode) is woken after its frames are on
+ * its ring (ltran_wake.c: a fence and a load per round, a write() only for
+ * a sleeper).
  * Rejected: a copy per frame into per-client pools (the pool is shared: a
  * frame moves by pointer); one tx burst per client ring (fewer, larger
  * bursts are cheaper on the port).
@@ -156,6 +159,7 @@ unsigned ltran_fwd_round(struct ltran *l)
             s.n[i] = 0;
         for (uint16_t i = 0; i < n; i++)
             rx_one(l, &s, &tx, rx[i]);
+        uint32_t delivered = 0;
         while (s.touched != 0) {
             unsigned id = (unsigned)__builtin_ctz(s.touched);
             s.touched &= s.touched - 1;
@@ -164,12 +168,16 @@ unsigned ltran_fwd_round(struct ltran *l)
                 s.m[id][j]->hash.usr = c->tag; /* held by c from now on */
             unsigned k = rte_ring_sp_enqueue_burst(c->rx, (void **)s.m[id], s.n[id], NULL);
             c->rx_frames += k;
+            if (k > 0)
+                delivered |= 1u << id;
             for (unsigned j = k; j < s.n[id]; j++) {
                 c->drop_rx_full++;
                 s.m[id][j]->hash.usr = 0;
                 rte_pktmbuf_free(s.m[id][j]);
             }
         }
+        if (delivered != 0)
+            ltran_wake_clients(l, delivered);
     }
     for (unsigned id = 0; id < LTRAN_MAX_CLIENTS; id++) {
         struct ltran_client *c = &l->cl[id];

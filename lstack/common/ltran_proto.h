@@ -18,6 +18,17 @@
  * listener. The socket stays open for the process's lifetime: ltran sees the
  * process end when it closes (exit or kill -9), the process sees ltran end
  * the same way.
+ *
+ * Low power (docs/ltran.md#low-power): REGISTER may carry an eventfd
+ * (SCM_RIGHTS; flags LTRAN_REG_WAKE_FD). A client about to sleep sets its
+ * word in the wake zone (a memzone of ltran, struct ltran_wake_zone) and
+ * polls the eventfd with its kernel fds; ltran, after it put frames on that
+ * client's rx ring, sees the word and writes the eventfd (one syscall per
+ * wake-up, none while the client polls). ltran sleeps on its own word of the
+ * zone (a futex); a client that put frames on its tx ring while ltran sleeps
+ * wakes it. Both sides: store the word, full fence, look at the ring
+ * (the sleeper) / put on the ring, full fence, load the word (the waker):
+ * no lost wake-up.
  */
 #ifndef LSTACK_LTRAN_PROTO_H
 #define LSTACK_LTRAN_PROTO_H
@@ -25,7 +36,7 @@
 #include <stdint.h>
 
 #define LTRAN_MAGIC 0x4c54524eu /* "LTRN" */
-#define LTRAN_VERSION 1
+#define LTRAN_VERSION 2 /* 2: the wake-up zone, REGISTER may carry an eventfd */
 #define LTRAN_NAME_MAX 32
 #define LTRAN_MAX_CLIENTS 32
 #define LTRAN_LISTEN_SHOWN 16 /* listeners per client in a STATS reply */
@@ -56,10 +67,14 @@ struct ltran_hello_reply {
     char pool_ops[LTRAN_NAME_MAX];    /* ... and their name: a client must number them alike */
 };
 
+#define LTRAN_REG_WAKE_FD 1u         /* an eventfd rides along (SCM_RIGHTS): wake me with it */
+
 struct ltran_register {
     uint32_t ip;                      /* network order */
     int32_t pid;
     char name[LTRAN_NAME_MAX];        /* program name, for stackctl */
+    uint32_t flags;                   /* LTRAN_REG_* */
+    uint32_t pad;
 };
 
 struct ltran_register_reply {
@@ -69,6 +84,20 @@ struct ltran_register_reply {
                                          ltran frees what a client gone still held */
     char rx_ring[LTRAN_NAME_MAX];     /* ltran -> client */
     char tx_ring[LTRAN_NAME_MAX];     /* client -> ltran */
+    char wake_zone[LTRAN_NAME_MAX];   /* memzone holding struct ltran_wake_zone */
+    uint32_t wake;                    /* 1: ltran took the eventfd and will use it */
+    uint32_t pad;
+};
+
+/* The wake-up words, in ltran's memory (one cache line each). A word is 1
+ * while its owner sleeps or is about to; whoever wakes it sets it to 0. */
+struct ltran_wake_word {
+    uint32_t sleeping;
+    uint8_t pad[60];
+};
+struct ltran_wake_zone {
+    struct ltran_wake_word client[LTRAN_MAX_CLIENTS]; /* by client id: poll()s its eventfd */
+    struct ltran_wake_word ltran;                     /* ltran: futex-waits on it */
 };
 
 struct ltran_listen {
@@ -97,6 +126,9 @@ struct ltran_stats {
     uint64_t drop_tx_full;            /* port tx queue full */
     uint64_t drop_other;              /* not IPv4/ARP, malformed, multi-segment */
     uint64_t conns;                   /* 4-tuples in the dispatch table */
+    uint64_t wakeups_sent;            /* eventfd writes to sleeping clients */
+    uint64_t sleeps;                  /* ltran's idle sleeps (low_power_mode) */
+    uint64_t woken_by_client;         /* of those, ended early by a client's futex wake */
     uint32_t mbuf_free, mbuf_total;
     uint32_t nclients;
     uint32_t pad;

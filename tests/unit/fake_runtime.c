@@ -81,6 +81,20 @@ bool rt_is_child(void)
     return fake_child;
 }
 
+bool rt_can_wake(void)
+{
+    return false;
+}
+
+int rt_sleep_begin(void)
+{
+    return -ENOTSUP;
+}
+
+void rt_sleep_end(void)
+{
+}
+
 bool rt_low_power(void)
 {
     return fake_low_power;
