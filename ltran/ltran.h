@@ -5,6 +5,7 @@
  *   ltran_ctl.c   the unix socket: registration, listeners, stats, clients going away
  *   ltran_fwd.c   one forwarding round: port -> dispatch -> client rings, rings -> port
  *   ltran_wake.c  low_power_mode: the wake zone, waking sleeping clients, ltran's idle sleep
+ *   ltran_doorbell.c  low_power_mode: a frame on the port's kernel interface wakes ltran
  *   dispatch.c    the dispatch table (pure)
  *   ltran_conf.c  ltran.conf (pure)
  * One thread does everything (the loop); no locks.
@@ -62,6 +63,8 @@ struct ltran {
     uint64_t ctl_cycles, next_ctl; /* control socket checked every ctl_cycles */
     struct ltran_wake_zone *zone;  /* ltran_wake.c */
     uint64_t busy_at, idle_cycles, sleep_ns;
+    int wake_fd;                   /* eventfd clients write to wake ltran (given at REGISTER) */
+    int doorbell;                  /* ltran_doorbell.c socket, -1: none */
     volatile sig_atomic_t *stop;
 };
 
@@ -88,6 +91,13 @@ void ltran_wake_clients(struct ltran *l, uint32_t mask);
 /* After a round that moved `moved` frames, at TSC now: in low_power_mode,
  * sleep if idle long enough (a client's tx ends the sleep). */
 void ltran_idle(struct ltran *l, unsigned moved, uint64_t now);
+
+/* ltran_doorbell.c: a packet socket on interface if_index that becomes
+ * readable, once armed, when a frame comes; returns it, or -errno (if_index
+ * 0: -ENODEV). Disarm also empties it. */
+int ltran_doorbell_open(unsigned if_index);
+int ltran_doorbell_arm(int fd);
+void ltran_doorbell_disarm(int fd);
 
 /* ltran_fwd.c: one round; returns frames moved. */
 unsigned ltran_fwd_round(struct ltran *l);

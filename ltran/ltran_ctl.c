@@ -29,7 +29,15 @@
 
 #include "ltran.h"
 
+static void peer_reply_fd(int fd, uint16_t type, int32_t status, const void *body, uint32_t len, int pass_fd);
+
 static void peer_reply(int fd, uint16_t type, int32_t status, const void *body, uint32_t len)
+{
+    peer_reply_fd(fd, type, status, body, len, -1);
+}
+
+/* A reply, with fd pass_fd (>= 0) passed along (SCM_RIGHTS). */
+static void peer_reply_fd(int fd, uint16_t type, int32_t status, const void *body, uint32_t len, int pass_fd)
 {
     uint8_t buf[sizeof(struct ltran_hdr) + sizeof(struct ltran_stats) +
                 LTRAN_MAX_CLIENTS * sizeof(struct ltran_client_info)];
@@ -40,7 +48,23 @@ static void peer_reply(int fd, uint16_t type, int32_t status, const void *body, 
     memcpy(buf, &h, sizeof(h));
     if (len > 0)
         memcpy(buf + sizeof(h), body, len);
-    send(fd, buf, sizeof(h) + len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    struct iovec iov = {.iov_base = buf, .iov_len = sizeof(h) + len};
+    union {
+        char b[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } cm;
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (pass_fd >= 0) {
+        memset(&cm, 0, sizeof(cm));
+        mh.msg_control = cm.b;
+        mh.msg_controllen = sizeof(cm.b);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
+    sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 /* Remove the multi-process socket EAL made for the client's pid in ltran's
@@ -257,7 +281,7 @@ static bool serve_msg(struct ltran *l, int p, const uint8_t *msg, ssize_t n, int
         }
         memcpy(&r, body, sizeof(r));
         int rc = do_register(l, p, &r, &out, passed);
-        peer_reply(fd, h.type, rc, &out, rc == 0 ? sizeof(out) : 0);
+        peer_reply_fd(fd, h.type, rc, &out, rc == 0 ? sizeof(out) : 0, rc == 0 && out.wake ? l->wake_fd : -1);
         return true;
     }
     case LTRAN_LISTEN: {

@@ -10,7 +10,8 @@
  * several clients share an address for. The cost is measured by the TSC:
  * cycles of rounds that moved at least one frame over frames moved
  * (busy_cycles / fwd_frames), like the stack's poll-round counters, and of
- * those the cycles inside the port's bursts (io_cycles): busy - io is what
+ * those the cycles inside the port's bursts (io_cycles) and in the
+ * wake-ups of sleeping clients (wake_cycles, low power): busy - io is what
  * ltran adds (a direct lstack pays the port's bursts too); and a log2
  * histogram of that own cost per frame by round (own_hist), whose median
  * a preempted round cannot drag (the mean it can, on a loaded machine).
@@ -144,7 +145,7 @@ static void rx_one(struct ltran *l, struct stage *s, struct tx_batch *tx, struct
 unsigned ltran_fwd_round(struct ltran *l)
 {
     uint64_t t0 = rte_rdtsc();
-    uint64_t io0 = l->st.io_cycles;
+    uint64_t io0 = l->st.io_cycles + l->st.wake_cycles;
     struct rte_mbuf *rx[LTRAN_BURST];
     struct tx_batch tx;
     tx.n = 0;
@@ -199,7 +200,7 @@ unsigned ltran_fwd_round(struct ltran *l)
         uint64_t busy = rte_rdtsc() - t0;
         l->st.fwd_frames += moved;
         l->st.busy_cycles += busy;
-        uint64_t own = (busy - (l->st.io_cycles - io0)) / moved;
+        uint64_t own = (busy - (l->st.io_cycles + l->st.wake_cycles - io0)) / moved;
         unsigned b = own ? 63u - (unsigned)__builtin_clzll(own) : 0;
         l->st.own_hist[b < LTRAN_HIST_BUCKETS ? b : LTRAN_HIST_BUCKETS - 1] += moved;
     }

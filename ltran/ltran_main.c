@@ -150,9 +150,9 @@ int main(int argc, char **argv)
     }
     double per = l.st.fwd_frames ? 1e9 / (double)rte_get_tsc_hz() / (double)l.st.fwd_frames : 0.0;
     fprintf(stderr, "ltran: stopping: %llu frames forwarded, %.1f ns busy per frame, of which %.1f ns in the "
-                    "port's bursts: %.1f ns ltran's own\n",
+                    "port's bursts: %.1f ns ltran's own (wake-ups of sleeping clients apart)\n",
             (unsigned long long)l.st.fwd_frames, (double)l.st.busy_cycles * per, (double)l.st.io_cycles * per,
-            (double)(l.st.busy_cycles - l.st.io_cycles) * per);
+            (double)(l.st.busy_cycles - l.st.io_cycles - l.st.wake_cycles) * per);
     rc = 0;
     ltran_ctl_close(&l);
 out_port:

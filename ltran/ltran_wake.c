@@ -5,27 +5,32 @@
  * sleep on their eventfd when frames went on their rx ring, and ltran's own
  * idle sleep.
  *
- * ltran's sleep: after LTRAN_IDLE_US without a frame moved, it sleeps in a
- * futex wait on its word, LTRAN_SLEEP_MIN_US at first, doubling up to
- * LTRAN_SLEEP_MAX_US while idle. A client that puts frames on its tx ring
- * ends the wait at once (futex wake, lstack/nic/ltran_nic.c); a frame from
- * the port waits for the wait's end (no rx interrupt on the vdevs, nor on
- * af_packet's ring: the bound of that wait is the latency ltran adds).
- * The timer slack of the process is set to 1 us so that a short wait is
- * short.
+ * ltran's sleep: after LTRAN_IDLE_US without a frame moved, it sleeps in
+ * one ppoll() on its eventfd (written by a client that put frames on its tx
+ * ring while ltran's word is set, lstack/nic/ltran_nic.c) and, where the
+ * port is bound to a kernel interface, the port's doorbell
+ * (ltran_doorbell.c: readable when a frame comes); up to a millisecond
+ * (the control socket's period). Without a doorbell (a PCI port) the
+ * sleep is timed: LTRAN_SLEEP_MIN_US at first, doubling up to
+ * LTRAN_SLEEP_MAX_US while idle, and a frame from the port waits for its
+ * end (that bound is the latency ltran adds). The timer slack of the
+ * process is set to 1 us so that a short sleep is short.
  * Rejected: a sleep after a count of empty rounds (the time it stands for
- * depends on the machine and its load; the TSC says how long); a blocking
- * poll() on the port (DPDK gives no fd for af_packet or af_xdp queues);
- * a thread per client to wake it (a write() from the loop costs less).
+ * depends on the machine and its load; the TSC says how long); a futex for
+ * the clients' wake-up (ltran could not wait on it and the doorbell at
+ * once); a thread per client to wake it (a write() from the loop costs
+ * less).
  */
 #include <errno.h>
-#include <linux/futex.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rte_ethdev.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -34,9 +39,10 @@
 
 #include "ltran.h"
 
-#define LTRAN_IDLE_US 200
+#define LTRAN_IDLE_US 50
 #define LTRAN_SLEEP_MIN_US 10
 #define LTRAN_SLEEP_MAX_US 100
+#define LTRAN_BELL_SLEEP_US 1000
 
 int ltran_wake_init(struct ltran *l, char *err, size_t errlen)
 {
@@ -51,8 +57,22 @@ int ltran_wake_init(struct ltran *l, char *err, size_t errlen)
     uint64_t us = rte_get_tsc_hz() / 1000000;
     l->idle_cycles = us * LTRAN_IDLE_US;
     l->sleep_ns = LTRAN_SLEEP_MIN_US * 1000;
-    if (l->conf.low_power)
+    l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (l->wake_fd < 0) {
+        snprintf(err, errlen, "eventfd: %s", strerror(errno));
+        return -1;
+    }
+    l->doorbell = -1;
+    if (l->conf.low_power) {
         prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+        struct rte_eth_dev_info info;
+        int rc = rte_eth_dev_info_get(l->port, &info) == 0 ? ltran_doorbell_open(info.if_index) : -ENODEV;
+        if (rc >= 0)
+            l->doorbell = rc;
+        fprintf(stderr, "ltran: low power: %s\n",
+                rc >= 0 ? "the port's interface rings ltran awake (a packet socket on it while ltran sleeps)"
+                        : "no doorbell on this port (not a kernel interface): timed sleeps of 10-100 us");
+    }
     return 0;
 }
 
@@ -68,7 +88,10 @@ void ltran_wake_clients(struct ltran *l, uint32_t mask)
             __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL) == 0)
             continue;
         uint64_t one = 1;
-        if (write(c->wake_fd, &one, sizeof(one)) == (ssize_t)sizeof(one)) {
+        uint64_t t = rte_rdtsc();
+        ssize_t r = write(c->wake_fd, &one, sizeof(one));
+        l->st.wake_cycles += rte_rdtsc() - t;
+        if (r == (ssize_t)sizeof(one)) {
             c->wakeups++;
             l->st.wakeups_sent++;
         }
@@ -100,11 +123,30 @@ void ltran_idle(struct ltran *l, unsigned moved, uint64_t now)
         __atomic_store_n(w, 0, __ATOMIC_RELAXED);
         return;
     }
-    struct timespec ts = {.tv_nsec = (long)l->sleep_ns};
-    syscall(SYS_futex, w, FUTEX_WAIT, 1, &ts, NULL, 0);
+    bool bell = l->doorbell >= 0 && ltran_doorbell_arm(l->doorbell) == 0;
+    if (bell && ltran_fwd_round(l) != 0) { /* came before the arming */
+        ltran_doorbell_disarm(l->doorbell);
+        __atomic_store_n(w, 0, __ATOMIC_RELAXED);
+        l->busy_at = now;
+        return;
+    }
+    struct pollfd pf[2] = {{.fd = l->wake_fd, .events = POLLIN}, {.fd = bell ? l->doorbell : -1, .events = POLLIN}};
+    long ns = bell ? LTRAN_BELL_SLEEP_US * 1000L : (long)l->sleep_ns;
+    struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
+    ppoll(pf, 2, &ts, NULL);
+    __atomic_store_n(w, 0, __ATOMIC_RELAXED);
     l->st.sleeps++;
-    if (__atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL) == 0)
-        l->st.woken_by_client++; /* a client cleared it: its frames wait */
-    else if (l->sleep_ns < LTRAN_SLEEP_MAX_US * 1000)
+    if (pf[0].revents & POLLIN) {
+        uint64_t v;
+        if (read(l->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+            fprintf(stderr, "ltran: reading its wake-up eventfd: %s\n", strerror(errno));
+        l->st.woken_by_client++;
+    }
+    if (bell) {
+        if (pf[1].revents & POLLIN)
+            l->st.woken_by_port++;
+        ltran_doorbell_disarm(l->doorbell);
+    } else if (!(pf[0].revents & POLLIN) && l->sleep_ns < LTRAN_SLEEP_MAX_US * 1000) {
         l->sleep_ns *= 2;
+    }
 }

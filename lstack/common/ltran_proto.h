@@ -24,9 +24,10 @@
  * word in the wake zone (a memzone of ltran, struct ltran_wake_zone) and
  * polls the eventfd with its kernel fds; ltran, after it put frames on that
  * client's rx ring, sees the word and writes the eventfd (one syscall per
- * wake-up, none while the client polls). ltran sleeps on its own word of the
- * zone (a futex); a client that put frames on its tx ring while ltran sleeps
- * wakes it. Both sides: store the word, full fence, look at the ring
+ * wake-up, none while the client polls). REGISTER's reply carries ltran's
+ * own eventfd (SCM_RIGHTS): ltran sets its word of the zone and polls it
+ * when it sleeps; a client that put frames on its tx ring while the word is
+ * set writes it. Both sides: store the word, full fence, look at the ring
  * (the sleeper) / put on the ring, full fence, load the word (the waker):
  * no lost wake-up.
  */
@@ -85,7 +86,8 @@ struct ltran_register_reply {
     char rx_ring[LTRAN_NAME_MAX];     /* ltran -> client */
     char tx_ring[LTRAN_NAME_MAX];     /* client -> ltran */
     char wake_zone[LTRAN_NAME_MAX];   /* memzone holding struct ltran_wake_zone */
-    uint32_t wake;                    /* 1: ltran took the eventfd and will use it */
+    uint32_t wake;                    /* 1: ltran took the eventfd and will use it, and ltran's
+                                         own eventfd rides along (SCM_RIGHTS) */
     uint32_t pad;
 };
 
@@ -97,7 +99,7 @@ struct ltran_wake_word {
 };
 struct ltran_wake_zone {
     struct ltran_wake_word client[LTRAN_MAX_CLIENTS]; /* by client id: poll()s its eventfd */
-    struct ltran_wake_word ltran;                     /* ltran: futex-waits on it */
+    struct ltran_wake_word ltran;                     /* ltran: polls its eventfd */
 };
 
 struct ltran_listen {
@@ -114,10 +116,11 @@ struct ltran_stats {
     uint64_t busy_cycles;             /* TSC cycles of rounds that moved a frame */
     uint64_t io_cycles;               /* of those, inside the port's rx/tx burst (the PMD; af_packet's
                                          tx is a send() that runs the peer's kernel stack) */
+    uint64_t wake_cycles;             /* of those, in the eventfd writes that wake sleeping clients */
     uint64_t tsc_hz;
     /* Frames by the cycles per frame ltran spent on its own (busy minus the
      * port's bursts) in their round: own_hist[i] counts frames of rounds with
-     * [2^i, 2^(i+1)) cycles per frame. A median robust to the rounds a loaded
+     * [2^i, 2^(i+1)) cycles per frame (busy minus io and wake). A median robust to the rounds a loaded
      * machine preempts (they inflate busy_cycles / fwd_frames). */
     uint64_t own_hist[LTRAN_HIST_BUCKETS];
     uint64_t drop_unclaimed;          /* frames no client claims */
@@ -128,7 +131,8 @@ struct ltran_stats {
     uint64_t conns;                   /* 4-tuples in the dispatch table */
     uint64_t wakeups_sent;            /* eventfd writes to sleeping clients */
     uint64_t sleeps;                  /* ltran's idle sleeps (low_power_mode) */
-    uint64_t woken_by_client;         /* of those, ended early by a client's futex wake */
+    uint64_t woken_by_client;         /* of those, ended by a client's frames (its eventfd write) */
+    uint64_t woken_by_port;           /* ended by a frame on the port (the doorbell) */
     uint32_t mbuf_free, mbuf_total;
     uint32_t nclients;
     uint32_t pad;

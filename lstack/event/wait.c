@@ -47,7 +47,7 @@ enum {
     EV_KERNEL_CHECK_US = 64,   /* at most one idle kernel check per this */
     EV_IDLE_US = 2000,         /* low power: idle this long before sleeping */
     EV_SLEEP_MS = 1,           /* low power: one sleep in the kernel check */
-    EV_WAKE_IDLE_US = 200,     /* low power, a port that wakes us: idle this long */
+    EV_WAKE_IDLE_US = 50,      /* low power, a port that wakes us: idle this long */
     EV_WAKE_FDS = 64,          /* kernel fds polled with the wake-up fd (more: timed sleep) */
 };
 

@@ -23,7 +23,8 @@
  * sleep_begin sets this client's word in ltran's wake zone and hands the
  * eventfd to the wait loop, which polls it with its kernel fds; ltran
  * writes it when it puts frames on the rx ring of a client whose word is
- * set. tx_flush wakes ltran (a futex on ltran's word) when ltran sleeps.
+ * set. tx_flush wakes ltran (its eventfd, given in REGISTER's reply) when
+ * ltran's word says it sleeps.
  * No syscall on either side while the other one is awake.
  * Rejected: a pool per client (ltran would copy each frame from its rx pool
  * to the client's); a client-side mempool cache (DPDK's per-lcore caches
@@ -36,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -63,6 +63,7 @@ struct ltran_nic {
     struct nic base;
     int fd;                       /* ltran's socket */
     int wake_fd;                  /* eventfd ltran writes to wake us (-1: none) */
+    int ltran_fd;                 /* ltran's eventfd: we write it to wake ltran (-1: none) */
     struct ltran_wake_zone *zone; /* in ltran's memory (NULL: no wake-ups) */
     bool gone;                    /* ltran closed it */
     uint32_t id, ip;
@@ -104,8 +105,13 @@ static int k_close(int fd)
 
 /* One request and its reply. Returns the reply's status (0 or -errno), or
  * -errno of the exchange itself; reply body copied to out (up to outlen). */
-static int rpc(int fd, uint16_t type, const void *body, uint32_t blen, void *out, size_t outlen, int pass_fd)
+/* pass_fd >= 0 goes along with the request; *got_fd (may be NULL) receives
+ * an fd that came with the reply, else -1 (one that is not wanted is closed). */
+static int rpc(int fd, uint16_t type, const void *body, uint32_t blen, void *out, size_t outlen, int pass_fd,
+               int *got_fd)
 {
+    if (got_fd != NULL)
+        *got_fd = -1;
     uint8_t msg[sizeof(struct ltran_hdr) + 256];
     if (blen > 256)
         return -EMSGSIZE;
@@ -132,7 +138,23 @@ static int rpc(int fd, uint16_t type, const void *body, uint32_t blen, void *out
     if (syscall(SYS_sendmsg, fd, &mh, MSG_NOSIGNAL) < 0)
         return -errno;
     uint8_t rep[sizeof(struct ltran_hdr) + 512];
-    long n = syscall(SYS_recvfrom, fd, rep, sizeof(rep), 0, NULL, NULL);
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } rcm;
+    struct iovec riov = {.iov_base = rep, .iov_len = sizeof(rep)};
+    struct msghdr rmh = {.msg_iov = &riov, .msg_iovlen = 1, .msg_control = rcm.buf, .msg_controllen = sizeof(rcm.buf)};
+    long n = syscall(SYS_recvmsg, fd, &rmh, MSG_CMSG_CLOEXEC);
+    for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&rmh) : NULL; c != NULL; c = CMSG_NXTHDR(&rmh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(sizeof(int)))
+            continue;
+        int f;
+        memcpy(&f, CMSG_DATA(c), sizeof(int));
+        if (got_fd != NULL && *got_fd < 0)
+            *got_fd = f;
+        else
+            k_close(f);
+    }
     if (n < 0)
         return errno == EAGAIN ? -ETIMEDOUT : -errno;
     if (n == 0)
@@ -240,16 +262,17 @@ static void ltran_pkt_free(struct nic *nic, void *handle)
 }
 
 /* After frames went on the tx ring: if ltran sleeps (low_power_mode), wake
- * it. The fence orders the ring's tail store before the load of the word
- * (ltran stores its word, fences, then looks at the rings). */
+ * it (its eventfd). The fence orders the ring's tail store before the load
+ * of the word (ltran stores its word, fences, then looks at the rings). */
 static void wake_ltran(struct ltran_nic *n)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     uint32_t *w = &n->zone->ltran.sleeping;
     if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0 || __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL) == 0)
         return;
-    syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0); /* shared memory: not FUTEX_PRIVATE */
-    n->wakes_sent++;
+    uint64_t one = 1;
+    if (syscall(SYS_write, n->ltran_fd, &one, sizeof(one)) == (long)sizeof(one))
+        n->wakes_sent++;
 }
 
 static unsigned ltran_tx_flush(struct nic *nic)
@@ -322,6 +345,8 @@ static void ltran_close(struct nic *nic)
     k_close(n->fd); /* ltran frees the rings and what they hold */
     if (n->wake_fd >= 0)
         k_close(n->wake_fd);
+    if (n->ltran_fd >= 0)
+        k_close(n->ltran_fd);
     free(n);
 }
 
@@ -357,7 +382,7 @@ static int ltran_claim_listen(struct nic *nic, uint32_t ip, uint16_t port, bool 
     if (n->gone)
         return on ? -ENOTCONN : 0;
     struct ltran_listen l = {.ip = ip, .port = port, .on = on};
-    int rc = rpc(n->fd, LTRAN_LISTEN, &l, sizeof(l), NULL, 0, -1);
+    int rc = rpc(n->fd, LTRAN_LISTEN, &l, sizeof(l), NULL, 0, -1, NULL);
     if (rc == -ECONNRESET || rc == -EPIPE) {
         say_gone(n);
         return on ? -ENOTCONN : 0;
@@ -430,7 +455,7 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    n->wake_fd = -1;
+    n->wake_fd = n->ltran_fd = -1;
     snprintf(n->sock_path, sizeof(n->sock_path), "%s", p->socket_path);
     n->fd = connect_ltran(p->socket_path, err, errlen);
     if (n->fd < 0) {
@@ -438,7 +463,7 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
         return NULL;
     }
     struct ltran_hello_reply hello;
-    int rc = rpc(n->fd, LTRAN_HELLO, NULL, 0, &hello, sizeof(hello), -1);
+    int rc = rpc(n->fd, LTRAN_HELLO, NULL, 0, &hello, sizeof(hello), -1, NULL);
     if (rc != 0) {
         rpc_err(rc, "hello", err, errlen);
         goto fail;
@@ -494,7 +519,7 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
     if (n->wake_fd >= 0)
         reg.flags |= LTRAN_REG_WAKE_FD;
     struct ltran_register_reply rr;
-    rc = rpc(n->fd, LTRAN_REGISTER, &reg, sizeof(reg), &rr, sizeof(rr), n->wake_fd);
+    rc = rpc(n->fd, LTRAN_REGISTER, &reg, sizeof(reg), &rr, sizeof(rr), n->wake_fd, &n->ltran_fd);
     if (rc != 0) {
         rpc_err(rc, "register", err, errlen);
         goto fail_eal;
@@ -510,11 +535,14 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
     n->tag = rr.tag;
     rr.wake_zone[LTRAN_NAME_MAX - 1] = '\0';
     const struct rte_memzone *z = rr.wake && n->id < LTRAN_MAX_CLIENTS ? rte_memzone_lookup(rr.wake_zone) : NULL;
-    if (z != NULL && z->len >= sizeof(struct ltran_wake_zone)) {
+    if (z != NULL && z->len >= sizeof(struct ltran_wake_zone) && n->ltran_fd >= 0) {
         n->zone = z->addr;
-    } else if (n->wake_fd >= 0) {
-        k_close(n->wake_fd); /* no wake-ups: the timed low-power sleep */
-        n->wake_fd = -1;
+    } else {
+        if (n->wake_fd >= 0)
+            k_close(n->wake_fd); /* no wake-ups: the timed low-power sleep */
+        if (n->ltran_fd >= 0)
+            k_close(n->ltran_fd);
+        n->wake_fd = n->ltran_fd = -1;
     }
     n->ip = p->ip;
     memcpy(n->mac, hello.mac, 6);
@@ -529,6 +557,8 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
 fail_eal:
     if (n->wake_fd >= 0)
         k_close(n->wake_fd);
+    if (n->ltran_fd >= 0)
+        k_close(n->ltran_fd);
     k_close(n->fd);
     free(n);
     nic_eal_cleanup();
