@@ -222,6 +222,21 @@ static int client_of_ip(const struct ldisp *d, uint32_t ip)
     return -1;
 }
 
+bool ldisp_local(const struct ldisp *d, const uint8_t *f, size_t len)
+{
+    if (len < ETH_HLEN + 20)
+        return false;
+    uint16_t et = rd16(f + 12);
+    uint32_t to;
+    if (et == ETYPE_IPV4 && (f[ETH_HLEN] >> 4) == 4)
+        to = rd32n(f + ETH_HLEN + 16);
+    else if (et == ETYPE_ARP && len >= ETH_HLEN + 28 && rd16(f + 20) == 1)
+        to = rd32n(f + 38);
+    else
+        return false;
+    return to != 0 && client_of_ip(d, to) >= 0;
+}
+
 static enum ldisp_verdict rx_arp(const struct ldisp *d, const uint8_t *f, size_t len, uint32_t *mask)
 {
     if (len < ETH_HLEN + 28 || rd16(f + 14) != 1 || rd16(f + 16) != ETYPE_IPV4 || f[18] != 6 || f[19] != 4)

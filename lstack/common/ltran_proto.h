@@ -133,6 +133,7 @@ struct ltran_stats {
     uint64_t sleeps;                  /* ltran's idle sleeps (low_power_mode) */
     uint64_t woken_by_client;         /* of those, ended by a client's frames (its eventfd write) */
     uint64_t woken_by_port;           /* ended by a frame on the port (the doorbell) */
+    uint64_t hairpin;                 /* frames from a client to another client's address */
     uint32_t mbuf_free, mbuf_total;
     uint32_t nclients;
     uint32_t pad;

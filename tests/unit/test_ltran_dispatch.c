@@ -109,6 +109,20 @@ int main(void)
     n = tcp_frame(f, PEER, 40002, A, 6381, ACK, 10);
     check(ldisp_rx(&d, f, n, &id, &mask) == LDISP_DROP_UNCLAIMED, "a data segment nobody claims is dropped");
 
+    /* Hairpin: what a client sends to another client's address. */
+    n = tcp_frame(f, B, 50100, A, 6379, SYN, 0);
+    check(ldisp_local(&d, f, n), "a SYN from client 2 to A:6379 is local (hairpin)");
+    n = arp_frame(f, 1, B, A);
+    check(ldisp_local(&d, f, n), "an ARP request from client 2 for A is local");
+    n = arp_frame(f, 2, B, A);
+    check(!ldisp_local(&d, f, n), "an ARP reply is not (ltran answers requests for client addresses itself)");
+    n = tcp_frame(f, B, 50100, PEER, 6379, SYN, 0);
+    check(!ldisp_local(&d, f, n), "a SYN to the peer leaves by the port");
+    n = arp_frame(f, 1, B, PEER);
+    check(!ldisp_local(&d, f, n), "an ARP request for the peer leaves by the port");
+    n = icmp_frame(f, B, A);
+    check(ldisp_local(&d, f, n), "ICMP to A is local");
+
     /* Learning: an active open of client 2 (its SYN) and a passive one of
      * client 1 (its SYN-ACK) claim their 4-tuples. */
     n = tcp_frame(f, B, 50000, PEER, 80, SYN, 0);
