@@ -61,6 +61,7 @@ struct ldisp_listen {
 
 struct ldisp {
     uint32_t ip[LDISP_MAX_CLIENTS];     /* registered address, 0 = free slot */
+    uint64_t addr_filter[4];            /* bit per last octet of the registered addresses */
     struct ldisp_listen lis[LDISP_MAX_LISTEN];
     unsigned nlis;                      /* high-water mark of lis[] */
     struct ldisp_conn *conn;            /* open addressing, linear probing */

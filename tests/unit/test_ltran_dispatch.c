@@ -215,6 +215,12 @@ int main(void)
     check(d.owned[0] == 1 && d.owned[2] == 1, "the others keep their 4-tuples");
     ldisp_client_add(&d, 1, A);
     check(ldisp_listen(&d, 1, A, htons(6380), true) == 0, "a client in the freed slot claims 6380 again");
+    n = tcp_frame(f, A, 6380, B, 7000, SYN, 0);
+    check(ldisp_local(&d, f, n), "B is still a client's address: local");
+    ldisp_client_remove(&d, 2);
+    check(!ldisp_local(&d, f, n), "after client 2 (B) is gone, a SYN to B leaves by the port");
+    n = tcp_frame(f, B, 7000, A, 6380, SYN, 0);
+    check(ldisp_local(&d, f, n), "A (clients 0 and 1) is still local");
     ldisp_free(&d);
 
     /* Full table: learning stops, counted; lookups of what is there still work. */
