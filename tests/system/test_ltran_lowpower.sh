@@ -8,10 +8,13 @@
 #   2. PINGs one at a time after random 3-8 ms pauses (the server and ltran
 #      asleep when each comes): the median round trip stays below a kernel
 #      redis-server's on loopback, measured the same way in the same run, plus
-#      LTRAN_LP_P50_EXTRA_MS (0.7 ms; before the wake-up the medians were
-#      1.3-6.5 ms at load 15-18, the kernel's 0.09-0.14 ms; a timed 1 ms sleep of the server
-#      alone gives ~0.5 ms more on average; ltran's wake-up of a sleeping
-#      client is what this checks), and ltran counts the wake-ups it sent;
+#      LTRAN_LP_P50_EXTRA_MS (0.4 ms: a timed 1 ms sleep of the server
+#      alone gives ~0.5 ms more on average, which ltran's wake-up of a
+#      sleeping client removes; before it the medians were 1.3-6.5 ms at
+#      load 15-18, the kernel's 0.09-0.14 ms), in one of 3 attempts (each
+#      against the kernel's median just before: a loaded machine's bursts
+#      move one attempt), ltran counts the wake-ups it sent, and
+#      the port's doorbell (a packet socket on the veth) woke ltran;
 #   3. redis-benchmark -c 1 -t ping_inline to each in turn, the other two
 #      idle: p99 below LTRAN_LP_P99_MS (issue 13 asks 1 ms; the default is a
 #      generous 20 ms for a loaded 2-core CI machine; performance.md has the
@@ -31,9 +34,9 @@ BUILD="$(cd "$BUILD" && pwd)"
 LTRAN="$BUILD/ltran/ltran"
 STACKCTL="$BUILD/tools/stackctl"
 LIB="${LSTACK_PRELOAD:-$BUILD/lstack/liblstack.so}"
-P50_EXTRA="${LTRAN_LP_P50_EXTRA_MS:-0.7}"
+P50_EXTRA="${LTRAN_LP_P50_EXTRA_MS:-0.4}"
 P99_MAX="${LTRAN_LP_P99_MS:-20}"
-PINGS="${LTRAN_LP_PINGS:-400}"
+PINGS="${LTRAN_LP_PINGS:-200}"
 N=0
 declare -A RPID=()
 LTRAN_PID=""
@@ -150,21 +153,35 @@ for ((i = 0; i < 100; i++)); do
     [[ "$(ip netns exec "$TB_NS_CLI" redis-cli -p 6390 ping 2>/dev/null)" == PONG ]] && break
     sleep 0.1
 done
-read -r k50 k90 k99 kmx <<<"$(ip netns exec "$TB_NS_CLI" python3 "$T_HERE/ltran_lp_ping.py" 127.0.0.1 6390 "$PINGS")" ||
-    fail "spaced PINGs to the kernel redis failed"
-echo "   kernel redis-server (loopback): $PINGS PINGs after 3-8 ms pauses: p50 $k50 p90 $k90 p99 $k99 max $kmx ms"
-P50_MAX=$(python3 -c 'import sys; print("%.3f" % (float(sys.argv[1]) + float(sys.argv[2])))' "$k50" "$P50_EXTRA")
+spaced() { # HOST PORT: "p50 p90 p99 max" of $PINGS spaced PINGs
+    ip netns exec "$TB_NS_CLI" python3 "$T_HERE/ltran_lp_ping.py" "$1" "$2" "$PINGS"
+}
+below() { python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) + float(sys.argv[3]) else 1)' "$@"; }
 w0=$(ltran_stat wakeups_sent)
+b0=$(ltran_stat woken_by_port)
 for p in 6379 6380 6381; do
-    read -r p50 p90 p99 mx <<<"$(ip netns exec "$TB_NS_CLI" python3 "$T_HERE/ltran_lp_ping.py" "$TB_IP_STACK" "$p" "$PINGS")" ||
-        fail "spaced PINGs to $p failed"
-    echo "   $p: $PINGS PINGs after 3-8 ms pauses: p50 $p50 p90 $p90 p99 $p99 max $mx ms"
-    python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)' "$p50" "$P50_MAX" ||
-        fail "PINGs to a sleeping redis on $p: median $p50 ms, not below $P50_MAX ms (the kernel's $k50 + $P50_EXTRA)"
+    # Up to 3 attempts, each against the kernel's median measured just before
+    # (a burst of the machine's load moves one attempt, not three).
+    passed=0
+    for attempt in 1 2 3; do
+        read -r k50 _ _ _ <<<"$(spaced 127.0.0.1 6390)" || fail "spaced PINGs to the kernel redis failed"
+        read -r p50 p90 p99 mx <<<"$(spaced "$TB_IP_STACK" "$p")" || fail "spaced PINGs to $p failed"
+        echo "   $p attempt $attempt: $PINGS PINGs after 3-8 ms pauses: p50 $p50 p90 $p90 p99 $p99 max $mx ms (kernel loopback p50 $k50)"
+        if below "$p50" "$k50" "$P50_EXTRA"; then
+            passed=1
+            break
+        fi
+    done
+    ((passed)) || fail "PINGs to a sleeping redis on $p: median not below the kernel's + $P50_EXTRA ms in 3 attempts"
 done
 w1=$(ltran_stat wakeups_sent)
+b1=$(ltran_stat woken_by_port)
 ((w1 - w0 >= PINGS)) || fail "ltran woke sleeping clients $((w1 - w0)) times for $((3 * PINGS)) spaced PINGs"
-ok "PINGs to sleeping servers: median below $P50_MAX ms (kernel redis $k50 + $P50_EXTRA) on each; ltran woke them $((w1 - w0)) times"
+if [[ "${LTRAN_LP_LTRAN:-1}" == 1 ]]; then
+    grep -q "the port's interface rings ltran awake" "$W/ltran.log" || fail "ltran has no doorbell on an af_packet port"
+    ((b1 - b0 >= PINGS)) || fail "the port's doorbell woke ltran $((b1 - b0)) times for $((3 * PINGS)) spaced PINGs"
+fi
+ok "PINGs to sleeping servers: median below the kernel loopback's + $P50_EXTRA ms on each; ltran woke them $((w1 - w0)) times, the port's doorbell woke ltran $((b1 - b0)) times"
 
 # 3. redis-benchmark -c 1 to each, the others idle.
 for p in 6379 6380 6381; do
