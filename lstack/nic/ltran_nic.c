@@ -31,7 +31,8 @@
  * are per lcore id, and ltran and its clients all run on lcore ids they
  * chose themselves: two processes on one cache corrupt it; ltran's pool
  * has none); reconnecting to a restarted ltran (its memory is new: the
- * process would have to drop every buffer it holds).
+ * process would have to drop every buffer it holds, and attach to the new
+ * memory with a second rte_eal_init, which DPDK does not support).
  */
 #include <errno.h>
 #include <stdio.h>
