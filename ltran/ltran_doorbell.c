@@ -1,7 +1,9 @@
 /*
  * ltran_doorbell.c - a wake-up for ltran's idle sleep when a frame comes to
- * the port, on ports bound to a kernel interface (af_packet, af_xdp: the
- * port's dev_info.if_index): a packet socket on that interface whose filter
+ * the port, on an af_packet port (the interface is the port's
+ * dev_info.if_index; af_xdp's frames are redirected to their socket before
+ * the kernel's packet taps see them, so not there): a packet socket on that
+ * interface whose filter
  * drops everything while ltran works and keeps one byte of each frame while
  * it sleeps; its readability rings ltran awake. ltran never takes frames
  * from it (the PMD does); it only empties it after a sleep.

@@ -8,9 +8,9 @@
  * ltran's sleep: after LTRAN_IDLE_US without a frame moved, it sleeps in
  * one ppoll() on its eventfd (written by a client that put frames on its tx
  * ring while ltran's word is set, lstack/nic/ltran_nic.c) and, where the
- * port is bound to a kernel interface, the port's doorbell
+ * port is af_packet on a kernel interface, the port's doorbell
  * (ltran_doorbell.c: readable when a frame comes); up to a millisecond
- * (the control socket's period). Without a doorbell (a PCI port) the
+ * (the control socket's period). Without a doorbell (a PCI port, af_xdp) the
  * sleep is timed: LTRAN_SLEEP_MIN_US at first, doubling up to
  * LTRAN_SLEEP_MAX_US while idle, and a frame from the port waits for its
  * end (that bound is the latency ltran adds). The timer slack of the
@@ -66,12 +66,17 @@ int ltran_wake_init(struct ltran *l, char *err, size_t errlen)
     if (l->conf.low_power) {
         prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
         struct rte_eth_dev_info info;
-        int rc = rte_eth_dev_info_get(l->port, &info) == 0 ? ltran_doorbell_open(info.if_index) : -ENODEV;
+        /* Only af_packet's frames pass the kernel's packet taps (af_xdp's are
+         * redirected before them): the doorbell would not ring for others. */
+        int rc = rte_eth_dev_info_get(l->port, &info) == 0 && info.driver_name != NULL &&
+                         strcmp(info.driver_name, "net_af_packet") == 0
+                     ? ltran_doorbell_open(info.if_index)
+                     : -ENODEV;
         if (rc >= 0)
             l->doorbell = rc;
         fprintf(stderr, "ltran: low power: %s\n",
                 rc >= 0 ? "the port's interface rings ltran awake (a packet socket on it while ltran sleeps)"
-                        : "no doorbell on this port (not a kernel interface): timed sleeps of 10-100 us");
+                        : "no doorbell on this port (not af_packet): timed sleeps of 10-100 us");
     }
     return 0;
 }
