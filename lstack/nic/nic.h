@@ -128,6 +128,16 @@ struct nic_ops {
      * -ENOTCONN (the sharer is gone). The poller's thread. NULL: a port of
      * this process alone, nothing to claim. */
     int (*claim_listen)(struct nic *n, uint32_t ip, uint16_t port, bool on);
+    /* Low power: the caller is about to sleep until a frame comes. Returns
+     * an fd that becomes readable (POLLIN) when one does, to poll with its
+     * other fds, then sleep_end; -EAGAIN: frames wait already (poll the
+     * port, do not sleep; no sleep_end). Any thread, without the stack's
+     * lock, concurrently with the poller. NULL (both): the port cannot wake
+     * a sleeper. */
+    int (*sleep_begin)(struct nic *n);
+    /* After a sleep_begin that returned an fd: no longer asleep; consumes
+     * the wake-up. */
+    void (*sleep_end)(struct nic *n);
 };
 
 /* Every implementation's port struct starts with this. */
