@@ -34,6 +34,20 @@
 struct lsock;
 struct lepoll;
 
+/* How an application thread waits: one table per stack_thread_mode
+ * (runtime/stack_ctx.h holds it in the mode's table).
+ *  ev_wait_polling   run-to-completion: the waiting thread polls the stack
+ *                    (rt_poll) round after round (event/wait.c);
+ *  ev_wait_sleeping  run-to-wakeup: it looks at the sockets, then sleeps in
+ *                    the kernel on its kernel fds and its wake fd, which the
+ *                    stack thread signals (event/wait_sleep.c).
+ * ev_use picks one, at stack start, before any application thread can wait
+ * (the default is ev_wait_polling). */
+struct ev_wait_ops;
+extern const struct ev_wait_ops ev_wait_polling;
+extern const struct ev_wait_ops ev_wait_sleeping;
+void ev_use(const struct ev_wait_ops *w);
+
 /* The stack socket behind fd, or NULL (a kernel fd, or none). With a
  * socket, *kernel_half tells whether fd's kernel socket also serves it (the
  * kernel half of a 0.0.0.0 listener). Any thread, without the stack lock.

@@ -201,6 +201,16 @@ unsigned stack_poll(struct stack *s)
     return n;
 }
 
+void stack_flush_tx(struct stack *s)
+{
+    s->nic->ops->tx_flush(s->nic);
+}
+
+uint64_t stack_sock_changes(const struct stack *s)
+{
+    return s->sock_changes;
+}
+
 uint32_t stack_next_timer_ms(struct stack *s)
 {
     return s->L.sys_timeouts_sleeptime();

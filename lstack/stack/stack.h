@@ -77,6 +77,15 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
  * Times the round (stack/round_acct.h): one TSC read. */
 unsigned stack_poll(struct stack *s);
 
+/* Send what lwIP queued (the tx batch) without a poll round: the owner of
+ * a stack that has no round coming soon (stack_ctx.h). */
+void stack_flush_tx(struct stack *s);
+
+/* How many times a socket of this stack had its readiness change (the sock
+ * layer counts each lsock_notify that told watchers): run-to-wakeup's
+ * stack thread wakes sleeping application threads when it moved. */
+uint64_t stack_sock_changes(const struct stack *s);
+
 /* Milliseconds until lwIP's next timer is due (a bound for idle sleeps). */
 uint32_t stack_next_timer_ms(struct stack *s);
 
