@@ -73,7 +73,7 @@ out=$(r_cli srv get kfd 2>&1)
 [[ "$out" == viakernel ]] || r_fail "GET over the stack answered '$out', expected viakernel"
 t_ok "a kernel fd in the same epoll set (127.0.0.1) works beside the stack"
 
-R_BENCH_TIMEOUT=300 r_bench srv -c 50 -n 20000 --threads 2 -t set,get,incr,lpush ||
+R_BENCH_TIMEOUT=300 r_bench srv -c 50 -n 10000 --threads 2 -t set,get,incr,lpush ||
     r_fail "redis-benchmark --threads 2 against io-threads redis"
 t_ok "redis-benchmark -c 50 --threads 2 SET/GET/INCR/LPUSH: no errors"
 
