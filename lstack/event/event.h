@@ -5,7 +5,9 @@
  * Run-to-completion: the calling thread polls the stack (rt_poll) while it
  * waits, so the wait loops below are where packets get processed. Kernel fds
  * are waited for through the real epoll/poll with a zero timeout in the
- * loop (and a real sleep in low_power_mode). Timeouts are exact (monotonic
+ * loop (and a real sleep in low_power_mode). Run-to-wakeup: the stack
+ * thread polls; a waiting thread sleeps in the kernel on its kernel fds and
+ * a wake fd (ev_wait_sleeping below). Timeouts are exact (monotonic
  * clock): an idle epoll_wait(..., 100) returns after 100 ms.
  *
  * The event layer knows sockets, not fds: the POSIX layer owns the fd table
