@@ -32,6 +32,7 @@ enum { NCONN = 48, NPOLL = 4, NCLOSE = 4, PORT = 7000 };
 static struct stack *stacks[2];
 static int fds[NCONN];
 static struct lsock *conns[NCONN];
+static struct lsock *accepted_[NCONN]; /* stack B's side, closed at the end */
 static int open_[NCONN];           /* atomic: 1 while conns[i] is open */
 static int done;                   /* atomic: the closers finished */
 static unsigned long polls_total;  /* atomic */
@@ -93,8 +94,8 @@ static bool connect_all(uint32_t b_addr, struct lsock *srv)
         rt_lock();
         rt_poll();
         struct lsock *c = NULL;
-        while (lsock_accept(srv, &c) == 0 && c != NULL) {
-            accepted++;
+        while (accepted < NCONN && lsock_accept(srv, &c) == 0 && c != NULL) {
+            accepted_[accepted++] = c;
             c = NULL;
         }
         rt_unlock();
@@ -149,6 +150,11 @@ int main(void)
     rt_unlock();
     check(st.sockets == 0, "every closed socket gave its room back on stack A");
 
+    rt_lock();
+    for (int i = 0; i < NCONN; i++)
+        lsock_close(accepted_[i]);
+    lsock_close(srv);
+    rt_unlock();
     for (int i = 0; i < NCONN; i++)
         close(fds[i]);
     fake_rt_stacks(NULL, 0);
