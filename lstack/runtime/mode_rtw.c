@@ -15,9 +15,7 @@
  * ACKs the application's calls queued (stack_round_owed), or lwIP's timers
  * (at least every millisecond). An application call therefore rarely finds
  * the lock held; when it does, it sleeps in the futex and the stack thread
- * waits for it to have had the lock before its next round. (A first
- * version held the lock for every round, idle ones too: application threads
- * found it held nearly always, and redis-benchmark got 900 requests/s.)
+ * waits for it to have had the lock before its next round.
  *
  * The wake fd is an eventfd per application thread, made on its first
  * sleep and closed by a thread-specific destructor when the thread ends.
@@ -25,11 +23,15 @@
  * Rejected: waking only the sleepers of the sockets that changed (each
  * waiter would have to link a watcher per socket it looks at: poll and
  * select take fresh sets every call; a wake-up of a thread that finds
- * nothing costs one look); socket calls passed to the stack thread through
- * rings (issue 12's design: a request/answer ring per thread; not built
- * yet: the lock is taken by the stack thread once per round and by an
- * application thread once per call, and the futex lock sleeps when
- * contended, so nobody spins on it).
+ * nothing costs one look); a stack thread that holds the lock for every
+ * round, idle ones too (the first version: an application call found the
+ * lock held nearly always and slept in the futex).
+ *
+ * Not built yet: socket calls passed to the stack thread through rte_rings
+ * (issue 12's design: a request/answer ring per application thread, so
+ * that no application thread ever runs lwIP). Today the lock is taken by
+ * the stack thread for rounds with work and by an application thread once
+ * per call; the futex lock sleeps when contended, so nobody spins on it.
  */
 #include <errno.h>
 #include <pthread.h>
