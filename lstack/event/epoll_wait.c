@@ -116,11 +116,20 @@ static int ep_kernel_fds(void *ctx, struct pollfd *fds, int max)
     return 1;
 }
 
+/* run-to-wakeup: the kernel epoll fd is readable when its set has an
+ * event; sleep on it and the wake fd. */
+static int ep_block(void *ctx, int wake_fd, int timeout_ms)
+{
+    struct ep_wait *w = ctx;
+    struct pollfd p[2] = {{.fd = w->epfd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+    return ev_block_fds(p, wake_fd >= 0 ? 2 : 1, wake_fd >= 0 ? 1 : -1, timeout_ms);
+}
+
 static const struct ev_source ep_source = {
     .stack = ep_stack,
     .kernel = ep_kernel,
     .kernel_fds = ep_kernel_fds,
-    .sleep_eintr = true,
+    .block = ep_block,
 };
 
 int ev_epoll_pwait(struct lepoll *lep, int epfd, struct epoll_event *evs, int max, int timeout_ms,

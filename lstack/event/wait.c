@@ -1,7 +1,9 @@
 /*
- * wait.c - the wait loop shared by epoll_wait, poll, select and the blocking
- * socket calls: deadline, stack polling under rt_lock, the rate-limited
- * kernel check, the low-power sleep, the signal mask; and ev_wait_sock.
+ * wait.c - run-to-completion's wait loop (ev_wait_polling), shared by
+ * epoll_wait, poll, select and the blocking socket calls: deadline, stack
+ * polling under rt_lock, the rate-limited kernel check, the low-power sleep,
+ * the signal mask; ev_wait, which runs the mode's loop; and ev_wait_sock.
+ * Run-to-wakeup's loop is wait_sleep.c.
  *
  * Run-to-completion: the waiting thread is the one that polls the NIC, so a
  * wait is a loop of poll rounds. Each round: rt_poll() and the stack check
@@ -69,7 +71,7 @@ static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sle
     int r = libc.poll(fds, (nfds_t)k + 1, sleep_ms);
     int saved = errno;
     rt_sleep_end();
-    if (r < 0 && saved == EINTR && src->sleep_eintr && n == 0) {
+    if (r < 0 && saved == EINTR && !src->restart && n == 0) {
         errno = EINTR;
         return -1;
     }
@@ -100,7 +102,7 @@ static inline void ev_relax(void)
 #endif
 }
 
-int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
+static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
 {
     sigset_t saved_mask;
     bool masked = mask != NULL && pthread_sigmask(SIG_SETMASK, mask, &saved_mask) == 0;
@@ -155,6 +157,24 @@ int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigse
     return n;
 }
 
+const struct ev_wait_ops ev_wait_polling = {
+    .wait = ev_wait_poll_loop,
+};
+
+/* The mode's loop: set once by ev_use before any application thread
+ * waits, read without a barrier after. */
+static const struct ev_wait_ops *ev_mode = &ev_wait_polling;
+
+void ev_use(const struct ev_wait_ops *w)
+{
+    ev_mode = w;
+}
+
+int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
+{
+    return ev_mode->wait(src, ctx, timeout_ms, mask);
+}
+
 /* ---- one socket ---- */
 
 struct sock_wait {
@@ -199,11 +219,27 @@ static int sw_kernel_fds(void *ctx, struct pollfd *fds, int max)
     return 1;
 }
 
+static int sw_block(void *ctx, int wake_fd, int timeout_ms)
+{
+    struct sock_wait *w = ctx;
+    struct pollfd p[2];
+    nfds_t n = 0;
+    if (w->kernel_half)
+        p[n++] = (struct pollfd){.fd = w->fd, .events = POLLIN};
+    int slot = -1;
+    if (wake_fd >= 0) {
+        slot = (int)n;
+        p[n++] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
+    }
+    return ev_block_fds(p, n, slot, timeout_ms);
+}
+
 static const struct ev_source sock_source = {
     .stack = sw_stack,
     .kernel = sw_kernel,
     .kernel_fds = sw_kernel_fds,
-    .sleep_eintr = false, /* a blocking call restarts, like SA_RESTART */
+    .block = sw_block,
+    .restart = true,
 };
 
 uint32_t ev_wait_sock(struct lsock *s, int fd, bool kernel_half, uint32_t events, long timeout_ms)
@@ -211,7 +247,13 @@ uint32_t ev_wait_sock(struct lsock *s, int fd, bool kernel_half, uint32_t events
     /* The kernel half is a listener: only its EPOLLIN (a connection) counts. */
     struct sock_wait w = {.s = s, .fd = fd, .kernel_half = kernel_half && (events & EPOLLIN), .events = events};
     int saved = errno;
+    rt_lock();
+    lsock_hold(s); /* another thread may close the fd meanwhile */
+    rt_unlock();
     int n = ev_wait(&sock_source, &w, timeout_ms, NULL);
+    rt_lock();
+    lsock_release(s);
+    rt_unlock();
     errno = saved;
     return n > 0 ? w.seen : 0;
 }

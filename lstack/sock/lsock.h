@@ -189,6 +189,15 @@ int lsock_shutdown(struct lsock *s, int how);
  * be NULL). Not from inside a watcher's changed(). */
 void lsock_close(struct lsock *s);
 
+/* Keep s's memory alive across a wait that looks at it without owning it
+ * (poll and select on it, a blocking call on it) while another thread may
+ * close it: lsock_close of a held socket does all a close does (FIN or RST,
+ * the socket's room given back; from then on it reports EPOLLHUP, as a
+ * closed socket) but frees the memory at the last lsock_release. Under the
+ * stack's lock; every hold is released exactly once. */
+void lsock_hold(struct lsock *s);
+void lsock_release(struct lsock *s);
+
 /* Socket options (SOL_SOCKET: SO_ERROR (read and cleared), SO_TYPE,
  * SO_DOMAIN, SO_PROTOCOL, SO_ACCEPTCONN, SO_REUSEADDR, SO_REUSEPORT (stored),
  * SO_KEEPALIVE, SO_RCVBUF, SO_SNDBUF (the window and send buffer of the

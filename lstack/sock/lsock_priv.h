@@ -84,6 +84,12 @@ struct lsock {
     struct lsock *acc_head, *acc_tail;
     struct lsock *acc_next;    /* link in the listener's queue */
 
+    /* issue 12: waits that look at the socket without owning it
+     * (lsock_hold); closed: lsock_close ran, the memory waits for the
+     * last release. */
+    uint32_t holds;
+    bool closed;
+
     /* The fd the POSIX layer gave it (lsock_set_fd), -1 before; for
      * stackctl show connections. */
     int fd;

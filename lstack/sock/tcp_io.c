@@ -115,6 +115,7 @@ void lsock_notify(struct lsock *s, bool force)
     if (!force && ev == s->ev_last)
         return;
     s->ev_last = ev;
+    s->st->sock_changes++; /* run-to-wakeup's stack thread wakes sleepers on it */
     lsock_watchers_tell(s->watchers);
 }
 

@@ -106,13 +106,30 @@ static void drop_closed_pcb(struct lsock *s)
     s->lport = 0;
 }
 
-/* Release an lsock whose pcb is already gone or detached. */
+/* Release an lsock whose pcb is already gone or detached; a held one
+ * (lsock_hold) stays as a dead socket until its last release. */
 static void lsock_free(struct lsock *s)
 {
     lsock_ack_forget(s);
     lsock_rx_drop(s);
     s->st->sock_count--;
+    if (s->holds > 0) {
+        s->closed = true;
+        s->state = LS_DEAD;
+        return;
+    }
     free(s);
+}
+
+void lsock_hold(struct lsock *s)
+{
+    s->holds++;
+}
+
+void lsock_release(struct lsock *s)
+{
+    if (--s->holds == 0 && s->closed)
+        free(s);
 }
 
 /* Reset an unaccepted connection (its listener is closing). */

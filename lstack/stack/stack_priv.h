@@ -32,6 +32,7 @@ struct stack {
 
     /* sock layer (lstack/sock/, see tcp_sock.c): */
     uint32_t sock_count;       /* lsocks counted against max_socks */
+    uint64_t sock_changes;     /* lsock_notify calls that told watchers (stack_sock_changes) */
     uint64_t sock_refused;     /* connections reset when they completed: max_socks were open by then
                                 * (lwIP refuses the SYN itself when they are open already) */
     struct lsock *sock_ack_owed; /* sockets whose delayed ACK lsock_flush_acks sends */

@@ -43,7 +43,8 @@ if ! grep -q '^sem_server: listening' "$slog"; then
     sed 's/^/   | /' "$slog"
     t_fail "sem_server did not start listening within 60 s"
 fi
-t_ok "sem_server listening on $R_TARGET ($R_HOST:$PORT), pid $spid"
+r__check_mode "$slog" || t_fail "sem_server: wrong stack_thread_mode"
+t_ok "sem_server listening on $R_TARGET ($R_HOST:$PORT), pid $spid${LSTACK_TEST_STACK_MODE:+ ($LSTACK_TEST_STACK_MODE)}"
 
 crc=0
 ip netns exec "$TB_NS_CLI" timeout 900 "$CLI" "${SEM_MODES:-all}" "$R_HOST" "$PORT" >"$clog" 2>&1 || crc=$?

@@ -76,6 +76,26 @@ unsigned rt_poll(void)
     return frames;
 }
 
+void rt_flush(void)
+{
+}
+
+/* run-to-wakeup's sleepers: the event layer's unit tests run the polling
+ * loop only. */
+int rt_sleep_arm(void)
+{
+    return -ENOSYS;
+}
+
+void rt_sleep_disarm(void)
+{
+}
+
+void rt_sleep_drain(int fd)
+{
+    (void)fd;
+}
+
 bool rt_is_child(void)
 {
     return fake_child;
