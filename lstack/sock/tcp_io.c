@@ -6,8 +6,9 @@
  * rx, stack/netif.c); we link chains one after the other ourselves and free
  * each pbuf as soon as the application has consumed it, so a buffer goes
  * back to the pool at once. The window is reopened (tcp_recved) by what the
- * application consumes, so lwIP's 64 KiB window bounds what a connection
- * holds.
+ * application consumes, so lwIP's window bounds what a connection holds;
+ * credit of less than one MSS is kept back (rcv_owed) until more is read
+ * or the connection closes (rx_consume, lsock_rcv_settle).
  *
  * Send: copied into lwIP (TCP_WRITE_FLAG_COPY) up to tcp_sndbuf and the
  * segment queue limit, then one tcp_output per lsock_send.
@@ -173,6 +174,20 @@ static void rx_consume(struct lsock *s, size_t n)
         n -= keep;
     }
     size_t credit = n;
+    /* Credit of less than one MSS waits for more (rcv_owed) while the
+     * window is wide (no SO_RCVBUF cap near a few segments): lwIP announces
+     * a window only in steps of an MSS anyway (its silly-window avoidance,
+     * tcp_update_rcv_ann_wnd), so the peer sees no difference, and a
+     * request / response exchange of small messages calls tcp_recved once
+     * per MSS read instead of once per read. */
+    if (s->rcv_cap == 0 || s->rcv_cap >= 8u * tcp_mss(s->pcb)) {
+        n += s->rcv_owed;
+        if (n < tcp_mss(s->pcb)) {
+            s->rcv_owed = (uint32_t)n;
+            return;
+        }
+        s->rcv_owed = 0;
+    }
     while (n > 0) {
         u16_t chunk = n > 0xffff ? 0xffff : (u16_t)n; /* tcp_recved takes 16 bits */
         L->tcp_recved(s->pcb, chunk);
@@ -184,6 +199,15 @@ static void rx_consume(struct lsock *s, size_t n)
         tcp_ack_now(s->pcb);
         L->tcp_output(s->pcb);
     }
+}
+
+void lsock_rcv_settle(struct lsock *s)
+{
+    uint32_t n = s->rcv_owed;
+    s->rcv_owed = 0;
+    if (s->pcb == NULL || n == 0)
+        return;
+    lsock_lwip(s)->tcp_recved(s->pcb, (u16_t)n); /* n < one MSS */
 }
 
 /* The application drained s: if lwIP is delaying an ACK, owe it. */
