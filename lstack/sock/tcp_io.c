@@ -253,6 +253,19 @@ void lsock_flush_acks(struct stack *st)
 
 ssize_t lsock_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
 {
+    /* The common case first: one buffer that takes all that is queued,
+     * itself in one pbuf (a request). The same steps as below, fewer tests. */
+    if (iovcnt == 1 && flags == 0 && s->rx_bytes > 0 && s->state != LS_LISTEN) {
+        const struct pbuf *p = s->rx_head;
+        size_t avail = p->len - s->rx_off;
+        if (avail == s->rx_bytes && avail <= iov[0].iov_len) {
+            memcpy(iov[0].iov_base, (const char *)p->payload + s->rx_off, avail);
+            rx_consume(s, avail);
+            ack_owe(s);
+            lsock_notify(s, false);
+            return (ssize_t)avail;
+        }
+    }
     if (s->state == LS_LISTEN)
         return -ENOTCONN;
     size_t want = 0;
@@ -434,7 +447,10 @@ err_t lsock_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
     struct lsock *s = arg;
     (void)pcb;
     (void)len;
-    if (s != NULL)
+    /* Acknowledged data only frees send room: it can add EPOLLOUT, nothing
+     * else. A socket whose watchers were last told EPOLLOUT has nothing
+     * new to tell (every other change is told when it happens). */
+    if (s != NULL && !(s->ev_last & EPOLLOUT))
         lsock_notify(s, false); /* only when it became writable */
     return ERR_OK;
 }
