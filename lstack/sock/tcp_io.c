@@ -356,6 +356,19 @@ ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int fla
         return -EAGAIN;
     if (s->state != LS_CONNECTED || s->shut_wr)
         return -EPIPE; /* Linux: also for a socket that never connected */
+    /* The common case first: one buffer that fits the send buffer and the
+     * segment queue whole, one tcp_write (what write_some would make);
+     * anything else, a refusal included, takes the general path below. */
+    if (iovcnt == 1) {
+        struct tcp_pcb *pcb = s->pcb;
+        size_t n = iov[0].iov_len;
+        if (n > 0 && n <= 0xffff && n <= snd_room(s) && tcp_sndqueuelen(pcb) < s->st->tcp.snd_queuelen &&
+            lsock_lwip(s)->tcp_write(pcb, iov[0].iov_base, (u16_t)n, TCP_WRITE_FLAG_COPY) == ERR_OK) {
+            lsock_lwip(s)->tcp_output(pcb);
+            lsock_notify(s, false);
+            return (ssize_t)n;
+        }
+    }
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
