@@ -176,6 +176,12 @@ unsigned stack_poll(struct stack *s)
     struct nic_pkt pkts[s->burst];
     struct nic *nic = s->nic;
     round_acct_begin(&s->round, &s->st.rounds, round_clock_now());
+    /* lwIP's timers before this round's frames: a delayed ACK that falls
+     * due now is sent only for data that arrived in an earlier round (the
+     * application had a round to answer it); run after the frames, a due
+     * fast timer would ACK every segment of the burst on its own just
+     * before the replies that would have carried the ACKs. */
+    s->L.sys_check_timeouts();
     unsigned n = nic->ops->rx_burst(nic, pkts, s->burst);
     s->st.polls++;
     if (n > 0)
@@ -191,7 +197,6 @@ unsigned stack_poll(struct stack *s)
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
-    s->L.sys_check_timeouts();
     nic->ops->tx_flush(nic);
     /* Frames lwIP queued since the last round: in it, or in the
      * application's socket calls since (they left in this flush). */

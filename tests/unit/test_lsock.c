@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include "conf/conf.h"
 #include "nic/nic.h"
@@ -386,6 +387,35 @@ static void test_delayed_ack(struct lsock *l)
     lsock_close(s);
 }
 
+/* A delayed ACK falling due in the round a request arrives in is not sent
+ * on its own: lwIP's timers run before the round's frames (stack_poll),
+ * so the reply made after the round carries the ACK. */
+static void test_timer_before_rx(struct lsock *l)
+{
+    struct lsock *c, *s;
+    char buf[8];
+    struct stack_stats before, after;
+    check(connect_pair(l, &c, &s) == 0 && set_int(c, IPPROTO_TCP, TCP_NODELAY, 1) == 0,
+          "connection for a request in a timer's round");
+    pump(20);
+    send_str(c, "q");
+    stack_poll(A); /* the request leaves A */
+    usleep(60 * 1000); /* B's 25 ms TCP timer is due */
+    stack_get_stats(B, &before);
+    stack_poll(B); /* the request arrives; B's timers run in this round */
+    ssize_t got = recv_buf(s, buf, sizeof(buf), 0);
+    send_str(s, "r");
+    stack_poll(B); /* the reply leaves */
+    stack_get_stats(B, &after);
+    check(got == 1, "the request arrived in one round");
+    checkf(after.nic.tx_packets - before.nic.tx_packets == 1,
+           "one frame out, the reply with the ACK: no ACK of its own from the timer due that round (%llu)",
+           (unsigned long long)(after.nic.tx_packets - before.nic.tx_packets));
+    lsock_close(c);
+    lsock_close(s);
+    pump(20);
+}
+
 /* Window credit below one MSS waits in the lsock (tcp_io.c, rcv_owed):
  * a connection still closes with a FIN after small reads (lwIP sends a RST
  * for one whose window is not whole), and reads of 100 bytes keep a
@@ -592,6 +622,7 @@ int main(void)
     test_reset(l);
     test_delayed_ack(l);
     test_rcv_credit(l);
+    test_timer_before_rx(l);
     test_bufsizes(l);
     test_refused();
     test_limit(l);
