@@ -146,6 +146,8 @@ size_t lsock_rx_drop(struct lsock *s)
 
 /* Drop n consumed bytes from the head of the queue, freeing each pbuf
  * (empty ones included) once it is used up, then reopen the window. */
+static void rx_credit(struct lsock *s, size_t n);
+
 static void rx_consume(struct lsock *s, size_t n)
 {
     const struct lwip_api *L = lsock_lwip(s);
@@ -166,6 +168,13 @@ static void rx_consume(struct lsock *s, size_t n)
     }
     if (s->rx_head == NULL)
         s->rx_tail = NULL;
+    rx_credit(s, n);
+}
+
+/* Reopen the window by n bytes the application consumed. */
+static void rx_credit(struct lsock *s, size_t n)
+{
+    const struct lwip_api *L = lsock_lwip(s);
     if (s->pcb == NULL)
         return;
     if (s->rcv_debt > 0) { /* SO_RCVBUF lowered the window (pcb_opts.c) */
@@ -256,11 +265,16 @@ ssize_t lsock_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int fla
     /* The common case first: one buffer that takes all that is queued,
      * itself in one pbuf (a request). The same steps as below, fewer tests. */
     if (iovcnt == 1 && flags == 0 && s->rx_bytes > 0 && s->state != LS_LISTEN) {
-        const struct pbuf *p = s->rx_head;
+        struct pbuf *p = s->rx_head;
         size_t avail = p->len - s->rx_off;
-        if (avail == s->rx_bytes && avail <= iov[0].iov_len) {
+        if (avail == s->rx_bytes && avail <= iov[0].iov_len && p->next == NULL) {
             memcpy(iov[0].iov_base, (const char *)p->payload + s->rx_off, avail);
-            rx_consume(s, avail);
+            /* rx_consume of the whole queue, its one pbuf */
+            s->rx_head = s->rx_tail = NULL;
+            s->rx_off = 0;
+            s->rx_bytes = 0;
+            lsock_lwip(s)->pbuf_free(p);
+            rx_credit(s, avail);
             ack_owe(s);
             lsock_notify(s, false);
             return (ssize_t)avail;
