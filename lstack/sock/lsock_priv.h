@@ -105,6 +105,10 @@ struct lsock {
      * (taken from what the application consumes). 0/0 before the first
      * apply: the stack's tcp_rcv_wnd. */
     uint32_t rcv_cap, rcv_debt;
+    /* Window credit the application consumed but lwIP was not given yet
+     * (tcp_io.c, rx_consume): less than one MSS; given before anything
+     * that compares lwIP's window with its maximum (lsock_rcv_settle). */
+    uint32_t rcv_owed;
 };
 
 /* Linux's keepalive defaults (also lwIP's: 7200 s, 75 s, 9). */

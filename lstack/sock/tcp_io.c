@@ -6,8 +6,9 @@
  * rx, stack/netif.c); we link chains one after the other ourselves and free
  * each pbuf as soon as the application has consumed it, so a buffer goes
  * back to the pool at once. The window is reopened (tcp_recved) by what the
- * application consumes, so lwIP's 64 KiB window bounds what a connection
- * holds.
+ * application consumes, so lwIP's window bounds what a connection holds;
+ * credit of less than one MSS is kept back (rcv_owed) until more is read
+ * or the connection closes (rx_consume, lsock_rcv_settle).
  *
  * Send: copied into lwIP (TCP_WRITE_FLAG_COPY) up to tcp_sndbuf and the
  * segment queue limit, then one tcp_output per lsock_send.
@@ -146,6 +147,8 @@ size_t lsock_rx_drop(struct lsock *s)
 
 /* Drop n consumed bytes from the head of the queue, freeing each pbuf
  * (empty ones included) once it is used up, then reopen the window. */
+static void rx_credit(struct lsock *s, size_t n);
+
 static void rx_consume(struct lsock *s, size_t n)
 {
     const struct lwip_api *L = lsock_lwip(s);
@@ -166,6 +169,13 @@ static void rx_consume(struct lsock *s, size_t n)
     }
     if (s->rx_head == NULL)
         s->rx_tail = NULL;
+    rx_credit(s, n);
+}
+
+/* Reopen the window by n bytes the application consumed. */
+static void rx_credit(struct lsock *s, size_t n)
+{
+    const struct lwip_api *L = lsock_lwip(s);
     if (s->pcb == NULL)
         return;
     if (s->rcv_debt > 0) { /* SO_RCVBUF lowered the window (pcb_opts.c) */
@@ -174,6 +184,20 @@ static void rx_consume(struct lsock *s, size_t n)
         n -= keep;
     }
     size_t credit = n;
+    /* Credit of less than one MSS waits for more (rcv_owed) while the
+     * window is wide (no SO_RCVBUF cap near a few segments): lwIP announces
+     * a window only in steps of an MSS anyway (its silly-window avoidance,
+     * tcp_update_rcv_ann_wnd), so the peer sees no difference, and a
+     * request / response exchange of small messages calls tcp_recved once
+     * per MSS read instead of once per read. */
+    if (s->rcv_cap == 0 || s->rcv_cap >= 8u * tcp_mss(s->pcb)) {
+        n += s->rcv_owed;
+        if (n < tcp_mss(s->pcb)) {
+            s->rcv_owed = (uint32_t)n;
+            return;
+        }
+        s->rcv_owed = 0;
+    }
     while (n > 0) {
         u16_t chunk = n > 0xffff ? 0xffff : (u16_t)n; /* tcp_recved takes 16 bits */
         L->tcp_recved(s->pcb, chunk);
@@ -185,6 +209,15 @@ static void rx_consume(struct lsock *s, size_t n)
         tcp_ack_now(s->pcb);
         L->tcp_output(s->pcb);
     }
+}
+
+void lsock_rcv_settle(struct lsock *s)
+{
+    uint32_t n = s->rcv_owed;
+    s->rcv_owed = 0;
+    if (s->pcb == NULL || n == 0)
+        return;
+    lsock_lwip(s)->tcp_recved(s->pcb, (u16_t)n); /* n < one MSS */
 }
 
 /* The application drained s: if lwIP is delaying an ACK, owe it. */
@@ -230,6 +263,24 @@ void lsock_flush_acks(struct stack *st)
 
 ssize_t lsock_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
 {
+    /* The common case first: one buffer that takes all that is queued,
+     * itself in one pbuf (a request). The same steps as below, fewer tests. */
+    if (iovcnt == 1 && flags == 0 && s->rx_bytes > 0 && s->state != LS_LISTEN) {
+        struct pbuf *p = s->rx_head;
+        size_t avail = p->len - s->rx_off;
+        if (avail == s->rx_bytes && avail <= iov[0].iov_len && p->next == NULL) {
+            memcpy(iov[0].iov_base, (const char *)p->payload + s->rx_off, avail);
+            /* rx_consume of the whole queue, its one pbuf */
+            s->rx_head = s->rx_tail = NULL;
+            s->rx_off = 0;
+            s->rx_bytes = 0;
+            lsock_lwip(s)->pbuf_free(p);
+            rx_credit(s, avail);
+            ack_owe(s);
+            lsock_notify(s, false);
+            return (ssize_t)avail;
+        }
+    }
     if (s->state == LS_LISTEN)
         return -ENOTCONN;
     size_t want = 0;
@@ -320,6 +371,19 @@ ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int fla
         return -EAGAIN;
     if (s->state != LS_CONNECTED || s->shut_wr)
         return -EPIPE; /* Linux: also for a socket that never connected */
+    /* The common case first: one buffer that fits the send buffer and the
+     * segment queue whole, one tcp_write (what write_some would make);
+     * anything else, a refusal included, takes the general path below. */
+    if (iovcnt == 1) {
+        struct tcp_pcb *pcb = s->pcb;
+        size_t n = iov[0].iov_len;
+        if (n > 0 && n <= 0xffff && n <= snd_room(s) && tcp_sndqueuelen(pcb) < s->st->tcp.snd_queuelen &&
+            lsock_lwip(s)->tcp_write(pcb, iov[0].iov_base, (u16_t)n, TCP_WRITE_FLAG_COPY) == ERR_OK) {
+            lsock_lwip(s)->tcp_output(pcb);
+            lsock_notify(s, false);
+            return (ssize_t)n;
+        }
+    }
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
@@ -411,7 +475,10 @@ err_t lsock_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
     struct lsock *s = arg;
     (void)pcb;
     (void)len;
-    if (s != NULL)
+    /* Acknowledged data only frees send room: it can add EPOLLOUT, nothing
+     * else. A socket whose watchers were last told EPOLLOUT has nothing
+     * new to tell (every other change is told when it happens). */
+    if (s != NULL && !(s->ev_last & EPOLLOUT))
         lsock_notify(s, false); /* only when it became writable */
     return ERR_OK;
 }

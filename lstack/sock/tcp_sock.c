@@ -60,6 +60,7 @@ void lsock_attach(struct lsock *s, struct tcp_pcb *pcb)
     L->tcp_recv(pcb, lsock_on_recv);
     L->tcp_sent(pcb, lsock_on_sent);
     L->tcp_err(pcb, on_err);
+    s->rcv_owed = 0; /* credit belongs to the pcb it was owed to */
 }
 
 void lsock_detach(const struct lwip_api *L, struct tcp_pcb *pcb)
@@ -453,6 +454,7 @@ void lsock_close(struct lsock *s)
     if (s == NULL)
         return;
     const struct lwip_api *L = lsock_lwip(s);
+    lsock_rcv_settle(s); /* a whole window: tcp_close sends a FIN, not a RST */
     struct tcp_pcb *pcb = s->pcb;
     s->pcb = NULL;
     switch (s->state) {

@@ -172,12 +172,18 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
 }
 
 /* The round after the rx burst (n frames in pkts, received at the round's
- * start t0): filter, lwIP, timers, tx flush, accounting. Inlined into
+ * start t0): lwIP's timers, filter, lwIP, tx flush, accounting. Inlined into
  * stack_poll (run-to-completion's round is unchanged) and stack_round. */
 static inline __attribute__((always_inline)) unsigned round_body(struct stack *s, struct nic_pkt *pkts,
                                                                  unsigned n)
 {
     struct nic *nic = s->nic;
+    /* lwIP's timers before this round's frames: a delayed ACK that falls
+     * due now is sent only for data that arrived in an earlier round (the
+     * application had a round to answer it); run after the frames, a due
+     * fast timer would ACK every segment of the burst on its own just
+     * before the replies that would have carried the ACKs. */
+    s->L.sys_check_timeouts();
     s->st.polls++;
     if (n > 0)
         s->st.busy_polls++;
@@ -192,7 +198,6 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
-    s->L.sys_check_timeouts();
     nic->ops->tx_flush(nic);
     /* Frames lwIP queued since the last round: in it, or in the
      * application's socket calls since (they left in this flush). */
