@@ -154,6 +154,12 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define LSTACK_TCP_DUPTHRESH_MAX 16
 /* ... and a tail loss probe after 2 slow ticks (50-100 ms) without an ACK. */
 #define LSTACK_TCP_TLP_TICKS 2
+/* ... also during the go-back-N after a timeout (patch 0013): a lost
+ * retransmission with nothing else in flight waits 100 ms, not the doubled
+ * RTO. */
+#ifndef LSTACK_TCP_TLP_IN_RTO
+#define LSTACK_TCP_TLP_IN_RTO 1
+#endif
 /* A timeout requeues the segments for the go-back-N in sequence order
  * (patch 0011: segments waiting on unsent to be sent again no longer end
  * up behind higher ones, which could stall a connection for good). */
