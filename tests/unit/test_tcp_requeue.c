@@ -1,7 +1,9 @@
 /*
- * test_tcp_requeue.c - what a retransmission timeout does to segments the
- * SACK recovery queued for sending again (issue 10, the redis-loss hang;
- * lwIP patch 0011, docs/reliability.md "The intermittent hang").
+ * test_tcp_requeue.c - what follows a retransmission timeout (issue 10,
+ * docs/reliability.md "The intermittent hang"): the segments the SACK
+ * recovery queued for sending again (the redis-loss hang, lwIP patch
+ * 0011), and a lost retransmission with nothing else in flight (the tail
+ * loss probe after a timeout, patch 0013; test_probe_after_timeout).
  *
  * Stack B sends to a raw peer (raw_tcp.h: segments built by hand, posing
  * as 198.18.0.2 from a port stack A never uses, injected into B's receive
@@ -45,7 +47,6 @@
 #include "tap.h"
 
 #define PORT 6390
-#define RAW_PORT 21000
 #define MSS 1000u
 #define WIN 40u          /* segments in the window the test loses from */
 #define SEEN_MAX 8192
@@ -54,6 +55,7 @@ static struct stack *A, *B;
 static struct nic *nic_a, *nic_b;
 static uint32_t addr_a, addr_b;
 static uint8_t mac_a[6], mac_b[6];
+static uint16_t raw_port = 21000; /* the raw peer's port of the current test */
 
 /* B's segments to the raw peer, oldest first (payload not kept). */
 static struct {
@@ -68,7 +70,7 @@ static bool tap_b(void *ctx, const uint8_t *frame, uint16_t len)
 {
     (void)ctx;
     struct raw_seg g;
-    if (raw_tcp_parse(frame, len, &g) != 0 || g.dport != RAW_PORT)
+    if (raw_tcp_parse(frame, len, &g) != 0 || g.dport != raw_port)
         return true;
     if (seen.n < SEEN_MAX) {
         seen.seq[seen.n] = g.seq;
@@ -97,7 +99,7 @@ static void raw_send(uint8_t flags, uint32_t seq, uint32_t ack, uint16_t mss, in
                      const uint32_t *l, const uint32_t *r)
 {
     struct raw_seg g = {
-        .saddr = addr_a, .daddr = addr_b, .sport = RAW_PORT, .dport = PORT, .seq = seq, .ack = ack,
+        .saddr = addr_a, .daddr = addr_b, .sport = raw_port, .dport = PORT, .seq = seq, .ack = ack,
         .flags = flags, .wnd = 65535, .mss = mss, .sack_perm = (uint8_t)sack_perm, .nsack = (uint8_t)nsack,
     };
     for (unsigned i = 0; i < nsack; i++) {
@@ -149,26 +151,40 @@ static int sent_at(unsigned from, uint32_t seq)
     return -1;
 }
 
-static void test_requeue(struct lsock *l)
+/* The raw peer's handshake (MSS 1000, SACK permitted) and B's accept.
+ * Returns the accepted socket (TCP_NODELAY) or NULL; *b_next_out is B's
+ * next sequence number, the peer's is iss + 1. */
+static struct lsock *raw_connect(struct lsock *l, uint32_t iss, uint32_t *b_next_out)
 {
-    const uint32_t iss = 7000;
+    unsigned from = seen.n;
     raw_send(TH_SYN, iss, 0, MSS, 1, 0, NULL, NULL);
     pair_pump(A, B, 3);
     int sa = -1;
-    for (unsigned i = 0; i < seen.n; i++)
+    for (unsigned i = from; i < seen.n; i++)
         if (seen.flags[i] == (TH_SYN | TH_ACK))
             sa = (int)i;
     check(sa >= 0 && seen.ack[sa] == iss + 1, "B answers the raw peer's SYN (MSS 1000, SACK permitted)");
     if (sa < 0)
-        return;
-    uint32_t b_next = seen.seq[sa] + 1, mine = iss + 1;
-    raw_send(TH_ACK, mine, b_next, 0, 0, 0, NULL, NULL);
+        return NULL;
+    uint32_t b_next = seen.seq[sa] + 1;
+    raw_send(TH_ACK, iss + 1, b_next, 0, 0, 0, NULL, NULL);
     struct lsock *s = NULL;
     check(pair_pump_until(A, B, l, EPOLLIN) & EPOLLIN && lsock_accept(l, &s) == 0, "B accepts the connection");
     if (s == NULL)
-        return;
+        return NULL;
     int one = 1;
     lsock_setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    *b_next_out = b_next;
+    return s;
+}
+
+static void test_requeue(struct lsock *l)
+{
+    const uint32_t iss = 7000, mine = iss + 1;
+    uint32_t b_next = 0;
+    struct lsock *s = raw_connect(l, iss, &b_next);
+    if (s == NULL)
+        return;
 
     /* Warm-up: every segment acked on its own (one MSS more window per
      * ACK in slow start) until the window is WIN - 1 segments, then the
@@ -240,6 +256,59 @@ static void test_requeue(struct lsock *l)
     lsock_close(s);
 }
 
+/* Patch 0013: after a timeout the window is one segment; when that
+ * retransmission is lost too, nothing else in flight brings an ACK. The
+ * tail loss probe sends it again after 2 slow ticks (50-150 ms); without
+ * the patch the next copy waited for the doubled RTO. The peer acks
+ * nothing: the copies are the probe's (before the timeout, patch 0010),
+ * the timeout's, and the probe's after it. */
+static void test_probe_after_timeout(struct lsock *l)
+{
+    raw_port = 21001;
+    const uint32_t iss = 9000, mine = iss + 1;
+    uint32_t b_next = 0;
+    struct lsock *s = raw_connect(l, iss, &b_next);
+    if (s == NULL)
+        return;
+    /* a few exchanges: B measures the RTT */
+    uint32_t acked = b_next;
+    for (int i = 0; i < 5; i++) {
+        unsigned from = seen.n;
+        write_all(s, 100);
+        pair_pump(A, B, 3);
+        if (sent_at(from, acked) >= 0) {
+            acked += 100;
+            raw_send(TH_ACK, mine, acked, 0, 0, 0, NULL, NULL);
+            pair_pump(A, B, 3);
+        }
+    }
+    /* one segment, never acked: its timeout copy, then the next copy */
+    unsigned from = seen.n;
+    write_all(s, 100);
+    pair_pump(A, B, 3);
+    int orig = sent_at(from, acked);
+    check(orig >= 0, "B sends one more segment, which the peer never acks");
+    double t_sent = now_ms(), t[3] = {0, 0, 0};
+    int copies = 0;
+    while (orig >= 0 && copies < 3 && now_ms() - t_sent < 8000) {
+        unsigned before = seen.n;
+        pair_pump(A, B, 1);
+        for (unsigned k = before; k < seen.n && copies < 3; k++)
+            if (seen.len[k] > 0 && seen.seq[k] == acked && (int)k > orig)
+                t[copies++] = now_ms();
+    }
+    /* copies: the tail loss probe's, the timeout's, then the next one */
+    checkf(copies == 3, "the unacked segment is sent again three times (%d copies in 8 s)", copies);
+    if (copies == 3)
+        checkf(t[2] - t[1] < 300,
+               "... the third copy %.0f ms after the timeout's (probe: 50-150 ms; the doubled RTO: 400 ms or "
+               "more; the probe came after %.0f ms, the timeout after %.0f ms)",
+               t[2] - t[1], t[0] - t_sent, t[1] - t_sent);
+    raw_send(TH_RST, mine, 0, 0, 0, 0, NULL, NULL);
+    pair_pump(A, B, 3);
+    lsock_close(s);
+}
+
 int main(void)
 {
     struct lstack_conf ca, cb;
@@ -267,8 +336,10 @@ int main(void)
     if (rc == 0)
         rc = lsock_listen(l, 8);
     check(rc == 0, "listener on B");
-    if (rc == 0)
+    if (rc == 0) {
         test_requeue(l);
+        test_probe_after_timeout(l);
+    }
     if (l)
         lsock_close(l);
     pair_pump(A, B, 50);
