@@ -80,6 +80,11 @@ struct lepoll {
      * at the kernel set: the next one reserves a slot for the kernel. Read
      * and written outside the lock (a hint: relaxed atomics). */
     bool kernel_owed;
+    /* When the kernel set is next due to be looked at (ev_clock ns, see
+     * ev_source.kernel_due): kept across calls, so that a busy set pays one
+     * kernel check per EV_KERNEL_CHECK_US, not one per call. Relaxed atomics
+     * (a hint shared by the threads waiting on this set). */
+    uint64_t kernel_due;
 };
 
 static inline struct epitem *ev_item_of_ready(struct ev_link *l)
@@ -124,14 +129,19 @@ static inline uint32_t ev_sock_bits(uint32_t ev)
 struct ev_source {
     int (*stack)(void *ctx);
     int (*kernel)(void *ctx, int n, int timeout_ms);
+    /* Optional: where the kernel part's next due time (ns of the waiting
+     * thread's TSC clock) is kept across calls, or NULL: every call starts
+     * due (its first round looks at the kernel). Called once per wait. */
+    uint64_t *(*kernel_due)(void *ctx);
 };
 
 /* Poll the stack and wait until src has something (returns the count > 0),
  * the timeout passes (0; timeout_ms < 0: never, 0: exactly one round), or
  * the kernel part fails (-1, errno). mask (may be NULL) is the thread's
- * signal mask during the wait. The kernel part is consulted on the first
- * round, at most every EV_KERNEL_CHECK_US while idle, and always on the
- * last round. Called without rt_lock. */
+ * signal mask during the wait. The kernel part is consulted at most every
+ * EV_KERNEL_CHECK_US (kept across calls where src->kernel_due says where),
+ * and always before a call returns nothing: a round that returns stack
+ * events skips it unless it is due. Called without rt_lock. */
 int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask);
 
 #endif
