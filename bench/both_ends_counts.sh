@@ -14,8 +14,10 @@
 #     the end (frames sent and received, epoll_wait calls, reads, writes);
 #   - `perf stat -e raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait -p PID`
 #     on each (tracepoints: unlike strace, no stop per call to change the rate);
-#   - the server's INFO total_commands_processed (the requests; less the
-#     INFO itself).
+#   - the server's INFO total_commands_processed, for reference.
+# A request is a reply the server wrote: its lstack write calls over the
+# window (one per reply at -P 1; INFO, read a little before and after the
+# stackctl snapshots, counts a slightly longer window).
 # Prints one line per scenario and end: per request, frames sent/received,
 # lstack epoll_wait calls, reads, writes, system calls (of them epoll_wait).
 # Raw files stay in --out (default bench/results/<UTC>-counts/).
@@ -75,7 +77,7 @@ for ((k = 0; k < 150; k++)); do
     kill -0 "$SRV" 2>/dev/null || { echo "both_ends_counts.sh: the server exited" >&2; exit 1; }
     sleep 0.2
 done
-{ echo "lstack_git_rev=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo "?") build=$BUILD_DIR (meson-info: $(sed -n "s/.*\"source_dir\": \"\([^\"]*\)\".*/\1/p" "$BUILD_DIR/meson-info/meson-info.json" 2>/dev/null))"
+{ echo "script_tree_rev=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo "?") build=$BUILD_DIR (meson-info: $(sed -n "s/.*\"source_dir\": \"\([^\"]*\)\".*/\1/p" "$BUILD_DIR/meson-info/meson-info.json" 2>/dev/null))"
   echo "load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"; } >"$OUT/versions.txt"
 for sc in "5:-c 1 -t ping_mbulk" "1:-c 50 -P 1 -t set,get -d 3"; do
     s=${sc%%:*}
@@ -109,7 +111,10 @@ python3 - "$OUT" <<'PY' | tee "$OUT/summary.txt"
 import json, sys
 out = sys.argv[1]
 for s in ("5", "1"):
-    req = int(open(f"{out}/s{s}.req").read())
+    info = int(open(f"{out}/s{s}.req").read())
+    a = json.load(open(f"{out}/s{s}.srv.0.json"))
+    b = json.load(open(f"{out}/s{s}.srv.1.json"))
+    req = b["app"]["writes"] - a["app"]["writes"]
     for side, name in (("srv", "server"), ("cli", "client")):
         a = json.load(open(f"{out}/s{s}.{side}.0.json"))
         b = json.load(open(f"{out}/s{s}.{side}.1.json"))
@@ -124,7 +129,7 @@ for s in ("5", "1"):
             if len(f) > 2 and "sys_enter" in f[2]:
                 sysc[f[2].split(":")[-1]] = int(f[0])
         pr = lambda v: "-" if v is None or req <= 0 else f"{v / req:.3f}"
-        print(f"scenario {s} {name}: {req} requests; per request: frames sent {pr(d('tx_packets'))},"
+        print(f"scenario {s} {name}: {req} replies written (INFO: {info} commands); per request: frames sent {pr(d('tx_packets'))},"
               f" received {pr(d('rx_packets'))}; epoll_wait calls {pr(d('epoll_waits'))}, reads {pr(d('reads'))},"
               f" writes {pr(d('writes'))}; system calls {pr(sysc.get('sys_enter'))}"
               f" (epoll_wait {pr(sysc.get('sys_enter_epoll_wait'))})")
