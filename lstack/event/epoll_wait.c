@@ -118,10 +118,21 @@ static uint64_t *ep_kernel_due(void *ctx)
     return &w->lep->kernel_due;
 }
 
+static int ep_kernel_fds(void *ctx, struct pollfd *fds, int max)
+{
+    struct ep_wait *w = ctx;
+    if (max < 1)
+        return -1;
+    fds[0] = (struct pollfd){.fd = w->epfd, .events = POLLIN}; /* the kernel epoll set itself */
+    return 1;
+}
+
 static const struct ev_source ep_source = {
     .stack = ep_stack,
     .kernel = ep_kernel,
     .kernel_due = ep_kernel_due,
+    .kernel_fds = ep_kernel_fds,
+    .sleep_eintr = true,
 };
 
 int ev_epoll_pwait(struct lepoll *lep, int epfd, struct epoll_event *evs, int max, int timeout_ms,

@@ -11,6 +11,7 @@
 #define LSTACK_EV_PRIV_H
 
 #include <signal.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -126,13 +127,23 @@ static inline uint32_t ev_sock_bits(uint32_t ev)
  *          timeout_ms (0 except for low-power sleeps); n is what the stack
  *          part just found. Returns the new total (>= n), or -1 with errno
  *          (only worth reporting when n == 0). */
+/*  kernel_due: optional: where the kernel part's next due time (ns of the
+ *          waiting thread's TSC clock) is kept across calls; NULL: every
+ *          call starts due (its first round looks at the kernel). Called
+ *          once per wait.
+ *  kernel_fds: the kernel part as pollfds (at most max), for a low-power
+ *          sleep that a port can end (runtime rt_sleep_begin: the wait
+ *          polls them with the port's wake-up fd, then calls kernel with
+ *          timeout 0). Returns the count, or -1 if more than max (then the
+ *          sleep is the timed one). NULL: same as -1.
+ *  sleep_eintr: a signal during that sleep ends the wait with EINTR (as
+ *          inside kernel) rather than restarting it. */
 struct ev_source {
     int (*stack)(void *ctx);
     int (*kernel)(void *ctx, int n, int timeout_ms);
-    /* Optional: where the kernel part's next due time (ns of the waiting
-     * thread's TSC clock) is kept across calls, or NULL: every call starts
-     * due (its first round looks at the kernel). Called once per wait. */
     uint64_t *(*kernel_due)(void *ctx);
+    int (*kernel_fds)(void *ctx, struct pollfd *fds, int max);
+    bool sleep_eintr;
 };
 
 /* Poll the stack and wait until src has something (returns the count > 0),

@@ -83,9 +83,21 @@ static int pw_kernel(void *ctx, int n, int timeout_ms)
     return n;
 }
 
+static int pw_kernel_fds(void *ctx, struct pollfd *fds, int max)
+{
+    struct poll_wait *w = ctx;
+    if (w->nk > (nfds_t)max)
+        return -1;
+    for (nfds_t j = 0; j < w->nk; j++)
+        fds[j] = (struct pollfd){.fd = w->kfds[j].fd, .events = w->kfds[j].events};
+    return (int)w->nk;
+}
+
 static const struct ev_source poll_source = {
     .stack = pw_stack,
     .kernel = pw_kernel,
+    .kernel_fds = pw_kernel_fds,
+    .sleep_eintr = true,
 };
 
 /* Split fds into w (scratch arrays already set, sized n). Returns the

@@ -21,6 +21,9 @@
  * socket) look on the first round of each call. In low_power_mode,
  * once nothing arrived for EV_IDLE_US, the kernel check blocks for up to
  * 1 ms instead of spinning (an idle stack then costs ~1000 syscalls/s).
+ * A port that can wake a sleeper (ltran's, runtime/sleep.c) shortens that:
+ * idle EV_WAKE_IDLE_US, then one poll() of the kernel fds and the port's
+ * wake-up fd ends as soon as a frame comes for this process (ev_sleep_woken).
  *
  * Time is CLOCK_MONOTONIC in nanoseconds, estimated from the TSC per round
  * (common/tsc_clock.c, one clock per thread: a clock_gettime per round was
@@ -37,13 +40,14 @@
  * Known gap: a signal whose handler runs while we spin does not end the
  * wait with EINTR (only one that arrives inside the kernel check does).
  *
- * Rejected: an eventfd/interrupt-driven sleep (the NIC has no interrupt in
- * this mode); sleeping with nanosleep (the kernel fds would wait for the
- * sleep to end); a kernel check every round (a syscall per spin), or on
- * every round that returns (a syscall per request on a busy server); for
- * now, an io_uring poll on the kernel epoll fd (readiness seen in shared
- * memory, no syscall until a kernel fd is ready: exact, but a ring per set
- * and a kernel feature that seccomp profiles often forbid).
+ * Rejected: an eventfd/interrupt-driven sleep on a direct port (the vdevs
+ * have no rx interrupt; ltran's port has its wake-up); sleeping with
+ * nanosleep (the kernel fds would wait for the sleep to end); a kernel
+ * check every round (a syscall per spin), or on every round that returns
+ * (a syscall per request on a busy server); for now, an io_uring poll on
+ * the kernel epoll fd (readiness seen in shared memory, no syscall until a
+ * kernel fd is ready: exact, but a ring per set and a kernel feature that
+ * seccomp profiles often forbid).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -61,7 +65,34 @@ enum {
     EV_KERNEL_CHECK_US = 64,   /* at most one idle kernel check per this */
     EV_IDLE_US = 2000,         /* low power: idle this long before sleeping */
     EV_SLEEP_MS = 1,           /* low power: one sleep in the kernel check */
+    EV_WAKE_IDLE_US = 50,      /* low power, a port that wakes us: idle this long */
+    EV_WAKE_FDS = 64,          /* kernel fds polled with the wake-up fd (more: timed sleep) */
 };
+
+/* The low-power sleep of a port that can end it: poll the kernel part and
+ * the port's wake-up fd together, up to sleep_ms, then look at the kernel
+ * part without waiting. Returns what src->kernel returns. */
+static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sleep_ms)
+{
+    struct pollfd fds[EV_WAKE_FDS + 1];
+    int k = src->kernel_fds != NULL ? src->kernel_fds(ctx, fds, EV_WAKE_FDS) : -1;
+    if (k < 0)
+        return src->kernel(ctx, n, sleep_ms);
+    int wfd = rt_sleep_begin();
+    if (wfd == -EAGAIN)
+        return src->kernel(ctx, n, 0); /* frames came meanwhile */
+    if (wfd < 0)
+        return src->kernel(ctx, n, sleep_ms);
+    fds[k] = (struct pollfd){.fd = wfd, .events = POLLIN};
+    int r = libc.poll(fds, (nfds_t)k + 1, sleep_ms);
+    int saved = errno;
+    rt_sleep_end();
+    if (r < 0 && saved == EINTR && src->sleep_eintr && n == 0) {
+        errno = EINTR;
+        return -1;
+    }
+    return src->kernel(ctx, n, 0);
+}
 
 /* The waiting thread's clock (initial-exec: liblstack.so is preloaded or
  * linked, never dlopened, so the variable is in the static TLS block). */
@@ -101,6 +132,8 @@ int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigse
     uint64_t call_due = now; /* without a kept one, the first round looks */
     uint64_t *kernel_due = src->kernel_due != NULL ? src->kernel_due(ctx) : &call_due;
     uint64_t busy_at = now;  /* when a frame last arrived */
+    bool wake = low_power && rt_can_wake();
+    uint64_t idle_ns = (wake ? EV_WAKE_IDLE_US : EV_IDLE_US) * 1000u;
     int n;
 
     for (;;) {
@@ -117,10 +150,11 @@ int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigse
         bool last = n > 0 || timeout_ms == 0 || ev_expired(now, deadline);
         if ((last && n == 0) || now >= __atomic_load_n(kernel_due, __ATOMIC_RELAXED)) {
             int sleep_ms = 0;
-            if (!last && low_power && now - busy_at >= EV_IDLE_US * 1000u && now < deadline &&
+            if (!last && low_power && !deadline_due && now - busy_at >= idle_ns && now < deadline &&
                 deadline - now >= (uint64_t)EV_SLEEP_MS * 1000000u)
                 sleep_ms = EV_SLEEP_MS;
-            int total = src->kernel(ctx, n, sleep_ms);
+            int total = sleep_ms > 0 && wake ? ev_sleep_woken(src, ctx, n, sleep_ms)
+                                             : src->kernel(ctx, n, sleep_ms);
             if (total < 0 && n == 0) {
                 n = -1;
                 break;
@@ -183,9 +217,22 @@ static int sw_kernel(void *ctx, int n, int timeout_ms)
     return n; /* EINTR included: a blocking call restarts, like SA_RESTART */
 }
 
+static int sw_kernel_fds(void *ctx, struct pollfd *fds, int max)
+{
+    struct sock_wait *w = ctx;
+    if (!w->kernel_half)
+        return 0;
+    if (max < 1)
+        return -1;
+    fds[0] = (struct pollfd){.fd = w->fd, .events = POLLIN};
+    return 1;
+}
+
 static const struct ev_source sock_source = {
     .stack = sw_stack,
     .kernel = sw_kernel,
+    .kernel_fds = sw_kernel_fds,
+    .sleep_eintr = false, /* a blocking call restarts, like SA_RESTART */
 };
 
 uint32_t ev_wait_sock(struct lsock *s, int fd, bool kernel_half, uint32_t events, long timeout_ms)

@@ -71,11 +71,11 @@ static unsigned dpdk_rx_burst(struct nic *nic, struct nic_pkt *pkts, unsigned ma
         max = n->burst;
     uint16_t got;
     if (n->quiesce == NULL) {
-        got = rte_eth_rx_burst(n->port, 0, m, (uint16_t)max);
+        got = rte_eth_rx_burst(n->port, n->queue, m, (uint16_t)max);
     } else {
         if (!quiesce_enter(n->quiesce))
             return 0;
-        got = __atomic_load_n(&n->started, __ATOMIC_RELAXED) ? rte_eth_rx_burst(n->port, 0, m, (uint16_t)max) : 0;
+        got = __atomic_load_n(&n->started, __ATOMIC_RELAXED) ? rte_eth_rx_burst(n->port, n->queue, m, (uint16_t)max) : 0;
         quiesce_leave(n->quiesce);
     }
     unsigned out = 0;
@@ -115,11 +115,11 @@ static unsigned dpdk_tx_flush(struct nic *nic)
     uint64_t t0 = rte_rdtsc();
     if (n->quiesce == NULL) {
         for (int tries = 0; sent < n->tx_count && tries < TX_RETRIES; tries++)
-            sent += rte_eth_tx_burst(n->port, 0, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
+            sent += rte_eth_tx_burst(n->port, n->queue, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
     } else if (quiesce_enter(n->quiesce)) {
         if (__atomic_load_n(&n->started, __ATOMIC_RELAXED))
             for (int tries = 0; sent < n->tx_count && tries < TX_RETRIES; tries++)
-                sent += rte_eth_tx_burst(n->port, 0, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
+                sent += rte_eth_tx_burst(n->port, n->queue, n->tx_batch + sent, (uint16_t)(n->tx_count - sent));
         quiesce_leave(n->quiesce);
     }
     /* Issue 11: the time inside the tx burst. On af_xdp it holds the kick

@@ -53,6 +53,7 @@ static void rt_shutdown(void)
     }
     rt_lock();
     rt_state_v = RT_PASSIVE;
+    rt.nic = NULL;
     stack_close(rt.stack);
     rt.stack = NULL;
     rt_unlock();
@@ -118,6 +119,7 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         dpdk.eal_cleanup();
         return -1;
     }
+    rt.nic = nic;
     rt.host_addr = c->host_addr;
     rt.low_power = c->low_power_mode;
     return 0;

@@ -68,6 +68,15 @@ bool rt_is_child(void);
 /* low_power_mode from the config (the wait loops may sleep when idle). */
 bool rt_low_power(void);
 
+/* Low-power sleep with a wake-up (runtime/sleep.c). rt_can_wake: the port
+ * can wake a sleeping waiter (ltran's). rt_sleep_begin: about to sleep;
+ * returns an fd to poll (POLLIN) with the kernel fds, after which
+ * rt_sleep_end must be called; -EAGAIN: frames are waiting (do not sleep);
+ * -ENOTSUP: no wake-up (sleep the timed way). Any thread, without rt_lock. */
+bool rt_can_wake(void);
+int rt_sleep_begin(void);
+void rt_sleep_end(void);
+
 /* Monotonic milliseconds (cheap: vDSO coarse clock is not enough for exact
  * epoll timeouts, so this is CLOCK_MONOTONIC). */
 uint64_t rt_now_ms(void);

@@ -12,6 +12,7 @@
 
 struct rt {
     struct stack *stack;      /* RT_READY: the stack */
+    struct nic *nic;          /* its port (owned by the stack): the low-power wake-up (sleep.c) */
     uint32_t host_addr;       /* network byte order */
     bool low_power;
     bool child;               /* forked from a process whose stack had started */

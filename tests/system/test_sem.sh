@@ -55,6 +55,17 @@ for ((i = 0; i < 300; i++)); do
 done
 if kill -0 "$spid" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$spid/stat" 2>/dev/null)" != Z ]]; then
     echo "   sem_server still running 30 s after the client finished: SIGKILL"
+    # What it was doing (a hang seen once in CI, cause unknown): its last
+    # lines, each thread's kernel wait channel, and the threads' stacks.
+    echo "   sem_server's last output:"
+    tail -n 5 "$slog" | sed 's/^/   | /'
+    for t in /proc/"$spid"/task/*; do
+        echo "   thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): wchan $(cat "$t/wchan" 2>/dev/null)"
+    done
+    if command -v gdb >/dev/null; then
+        timeout 60 gdb -p "$spid" -batch -ex "thread apply all bt 12" 2>/dev/null |
+            grep -E '^(Thread|#)' | head -n 80 | sed 's/^/   | /'
+    fi
     kill -KILL "$spid" 2>/dev/null
     src=killed
 fi
