@@ -244,6 +244,7 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "rounds_busy_cycles", st->rounds.busy_cycles);
     ctl_rec_u64(b, "rounds_idle_cycles", st->rounds.idle_cycles);
     ctl_rec_u64(b, "tsc_hz", st->rounds.tsc_hz);
+    ctl_rec_u64(b, "tx_burst_cycles", st->nic.tx_burst_cycles);
     ctl_rec_end(b);
 }
 
@@ -261,6 +262,7 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     t->drop_tx_nombuf += a->drop_tx_nombuf;
     t->drop_tx_full += a->drop_tx_full;
     t->drop_tx_toolong += a->drop_tx_toolong;
+    t->tx_burst_cycles += a->tx_burst_cycles;
     t->port_imissed += a->port_imissed;
     t->port_rx_nombuf += a->port_rx_nombuf;
     t->mbuf_free += a->mbuf_free;

@@ -81,6 +81,11 @@ struct lepoll {
      * at the kernel set: the next one reserves a slot for the kernel. Read
      * and written outside the lock (a hint: relaxed atomics). */
     bool kernel_owed;
+    /* When the kernel set is next due to be looked at (ev_clock ns, see
+     * ev_source.kernel_due): kept across calls, so that a busy set pays one
+     * kernel check per EV_KERNEL_CHECK_US, not one per call. Relaxed atomics
+     * (a hint shared by the threads waiting on this set). */
+    uint64_t kernel_due;
 };
 
 static inline struct epitem *ev_item_of_ready(struct ev_link *l)
@@ -122,6 +127,10 @@ static inline uint32_t ev_sock_bits(uint32_t ev)
  *          timeout_ms (0 except for low-power sleeps); n is what the stack
  *          part just found. Returns the new total (>= n), or -1 with errno
  *          (only worth reporting when n == 0).
+ *  kernel_due: optional: where the kernel part's next due time (ns of the
+ *          waiting thread's TSC clock) is kept across calls; NULL: every
+ *          call starts due (its first round looks at the kernel). Called
+ *          once per wait.
  *  kernel_fds: the kernel part as pollfds (at most max), for a low-power
  *          sleep that a port can end (runtime rt_sleep_begin: the wait
  *          polls them with the port's wake-up fd, then calls kernel with
@@ -136,6 +145,7 @@ static inline uint32_t ev_sock_bits(uint32_t ev)
 struct ev_source {
     int (*stack)(void *ctx);
     int (*kernel)(void *ctx, int n, int timeout_ms);
+    uint64_t *(*kernel_due)(void *ctx);
     int (*kernel_fds)(void *ctx, struct pollfd *fds, int max);
     int (*block)(void *ctx, int wake_fd, int timeout_ms);
     bool restart;
@@ -147,12 +157,13 @@ struct ev_wait_ops {
 };
 
 /* Wait until src has something (returns the count > 0), the timeout
- * passes (0; timeout_ms < 0: never, 0: exactly one look), or the kernel
+ * passes (0; timeout_ms < 0: never, 0: exactly one round), or the kernel
  * part fails (-1, errno). mask (may be NULL) is the thread's signal mask
- * during the wait. Run-to-completion polls the stack meanwhile and
- * consults the kernel part on the first round, at most every
- * EV_KERNEL_CHECK_US while idle, and always on the last round. Called
- * without rt_lock. */
+ * during the wait. Run-to-completion polls the stack meanwhile; the kernel
+ * part is consulted at most every EV_KERNEL_CHECK_US (kept across calls
+ * where src->kernel_due says where), and always before a call returns
+ * nothing: a round that returns stack events skips it unless it is due.
+ * Called without rt_lock. */
 int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask);
 
 /* Sleep in the kernel on fds (n of them, the last one may be the wake fd:

@@ -8,9 +8,19 @@
  * Run-to-completion: the waiting thread is the one that polls the NIC, so a
  * wait is a loop of poll rounds. Each round: rt_poll() and the stack check
  * under rt_lock, then (if due) the kernel check without it. The kernel check
- * is a zero-timeout syscall made on the first round, at most every
- * EV_KERNEL_CHECK_US while nothing is ready, and always on the round that
- * returns (kernel fds are never starved by a busy stack). In low_power_mode,
+ * is a zero-timeout syscall made at most every EV_KERNEL_CHECK_US, and
+ * always before a call would return nothing (epoll_wait(0) on a ready pipe
+ * reports it). The due time is kept across calls where the source has a
+ * place for it (an epoll set: struct lepoll), so a busy set whose every
+ * call returns stack events pays one syscall per EV_KERNEL_CHECK_US, not
+ * one per call (issue 11: it was one epoll_wait(0) per request on each end
+ * of a memif pair); a kernel fd that gets ready while stack sockets keep
+ * the set busy is reported by a call within EV_KERNEL_CHECK_US of its
+ * getting ready (of the first call after that, if the application is away
+ * longer), not necessarily by the first call after it, the one deviation
+ * from Linux, which would report both in one call (a race with the stack's
+ * own arrivals all the same). Sources without a place (poll, select, one
+ * socket) look on the first round of each call. In low_power_mode,
  * once nothing arrived for EV_IDLE_US, the kernel check blocks for up to
  * 1 ms instead of spinning (an idle stack then costs ~1000 syscalls/s).
  * A port that can wake a sleeper (ltran's, runtime/sleep.c) shortens that:
@@ -21,17 +31,25 @@
  * (common/tsc_clock.c, one clock per thread: a clock_gettime per round was
  * 7.7% of the samples of a perf profile of scenario 6; rt_now_ms is too
  * coarse for the kernel-check rate). The deadline is taken from
- * CLOCK_MONOTONIC itself, which is read again to confirm it has passed: a
- * wait never ends before its timeout, and after it by no more than a round
- * and the estimate's lag (or a low-power sleep's timer slack).
+ * CLOCK_MONOTONIC itself at the end of the first round (a call that returns
+ * from it reads no clock but the TSC: a vDSO clock_gettime per epoll_wait
+ * was ~0.1 us of a busy server's request on this VM), and read again to
+ * confirm it has passed: a wait never ends before its timeout, and after it
+ * by no more than two rounds and the estimate's lag (or a low-power sleep's
+ * timer slack).
  *
  * Signal mask: set with pthread_sigmask for the whole wait and restored.
  * Known gap: a signal whose handler runs while we spin does not end the
  * wait with EINTR (only one that arrives inside the kernel check does).
  *
  * Rejected: an eventfd/interrupt-driven sleep on a direct port (the vdevs
- * have no rx interrupt; ltran's port has its wake-up); sleeping with nanosleep (the kernel fds would wait for the
- * sleep to end); a kernel check every round (a syscall per spin).
+ * have no rx interrupt; ltran's port has its wake-up); sleeping with
+ * nanosleep (the kernel fds would wait for the sleep to end); a kernel
+ * check every round (a syscall per spin), or on every round that returns
+ * (a syscall per request on a busy server); for now, an io_uring poll on
+ * the kernel epoll fd (readiness seen in shared memory, no syscall until a
+ * kernel fd is ready: exact, but a ring per set and a kernel feature that
+ * seccomp profiles often forbid).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -108,9 +126,14 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
     bool masked = mask != NULL && pthread_sigmask(SIG_SETMASK, mask, &saved_mask) == 0;
     bool low_power = rt_low_power();
     uint64_t now = ev_now_ns();
-    uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : tsc_clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
-    uint64_t kernel_due = now; /* the first round looks at the kernel */
-    uint64_t busy_at = now;    /* when a frame last arrived */
+    /* A timeout > 0 is counted from the end of the first round: a call that
+     * returns from its first round (a busy server's, nearly all) reads no
+     * clock but the TSC; the others end at most a round late, never early. */
+    uint64_t deadline = UINT64_MAX;
+    bool deadline_due = timeout_ms > 0;
+    uint64_t call_due = now; /* without a kept one, the first round looks */
+    uint64_t *kernel_due = src->kernel_due != NULL ? src->kernel_due(ctx) : &call_due;
+    uint64_t busy_at = now;  /* when a frame last arrived */
     bool wake = low_power && rt_can_wake();
     uint64_t idle_ns = (wake ? EV_WAKE_IDLE_US : EV_IDLE_US) * 1000u;
     int n;
@@ -127,9 +150,9 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
         if (frames > 0)
             busy_at = now;
         bool last = n > 0 || timeout_ms == 0 || ev_expired(now, deadline);
-        if (last || now >= kernel_due) {
+        if ((last && n == 0) || now >= __atomic_load_n(kernel_due, __ATOMIC_RELAXED)) {
             int sleep_ms = 0;
-            if (!last && low_power && now - busy_at >= idle_ns && now < deadline &&
+            if (!last && low_power && !deadline_due && now - busy_at >= idle_ns && now < deadline &&
                 deadline - now >= (uint64_t)EV_SLEEP_MS * 1000000u)
                 sleep_ms = EV_SLEEP_MS;
             int total = sleep_ms > 0 && wake ? ev_sleep_woken(src, ctx, n, sleep_ms)
@@ -142,9 +165,15 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
                 n = total;
             if (sleep_ms > 0)
                 now = ev_now_ns();
-            kernel_due = now + EV_KERNEL_CHECK_US * 1000u;
+            __atomic_store_n(kernel_due, now + EV_KERNEL_CHECK_US * 1000u, __ATOMIC_RELAXED);
             if (last || n > 0 || ev_expired(now, deadline))
                 break;
+        } else if (last) {
+            break; /* stack events, the kernel not due: it waits its turn */
+        }
+        if (deadline_due) {
+            deadline = tsc_clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
+            deadline_due = false;
         }
         ev_relax();
     }

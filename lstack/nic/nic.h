@@ -48,6 +48,10 @@ struct nic_stats {
     uint64_t drop_tx_toolong;        /* outgoing frame larger than a buffer */
     uint64_t port_imissed;           /* from the port: rx queue full */
     uint64_t port_rx_nombuf;         /* from the port: no buffer to receive */
+    uint64_t tx_burst_cycles;        /* TSC ticks inside the port's tx burst calls
+                                        (DPDK ports; an af_xdp kick's system
+                                        call and the kernel work it runs on
+                                        this core included: issue 11) */
     uint32_t mbuf_free;              /* buffers available now (caches included) */
     uint32_t mbuf_total;             /* buffers in all */
 };

@@ -262,8 +262,9 @@ bool lsock_is_listener(const struct lsock *s);
 unsigned lsock_count(const struct stack *st);
 
 /* Send the ACKs lwIP is still delaying on connections whose received data
- * the application drained since the last call and did not answer (a reply
- * carries the ACK itself). Without it, lwIP's delayed ACK waits for its
+ * the application drained before the previous call and did not answer since
+ * (a reply carries the ACK itself; one round of grace lets a client's next
+ * request, written after the epoll_wait that follows its read, carry it). Without it, lwIP's delayed ACK waits for its
  * 250 ms timer and a peer using Nagle stalls that long on small writes;
  * Linux acknowledges at once in that case. Call once per poll round, before
  * stack_poll, under the stack lock (rt_poll). */

@@ -18,8 +18,14 @@
  * to send its next small segment. Linux instead acknowledges when the
  * application has drained such data (tcp_cleanup_rbuf). So a recv that
  * empties the queue while lwIP holds an ACK puts the socket on the stack's
- * owed list, and lsock_flush_acks (next poll round) sends the ACK unless a
- * reply has carried it meanwhile - no extra packet for request / response.
+ * owed list, and lsock_flush_acks sends the ACK at the second poll round
+ * after the read unless a reply has carried it meanwhile - no extra packet
+ * for request / response, on either end: a server answers before its next
+ * round, and a client (redis-benchmark) writes its next request after the
+ * epoll_wait that follows the read, whose first round would have sent a
+ * pure ACK ahead of it (issue 11: two frames per request from an lstack
+ * client). An idle wait runs rounds every microsecond or so, so the ACK is
+ * still out in a few of them (Linux's own delayed ACK waits 40 ms or more).
  *
  * Readiness follows Linux's tcp_poll (see lsock_events and lsock.h); every
  * change is reported through lsock_notify.
@@ -230,23 +236,33 @@ static void ack_owe(struct lsock *s)
     s->st->sock_ack_owed = s;
 }
 
+/* Take s off the owed list at *head; false if it is not there. */
+static bool ack_unlink(struct lsock **head, struct lsock *s)
+{
+    for (struct lsock **pp = head; *pp != NULL; pp = &(*pp)->ack_next) {
+        if (*pp == s) {
+            *pp = s->ack_next;
+            return true;
+        }
+    }
+    return false;
+}
+
 void lsock_ack_forget(struct lsock *s)
 {
     if (!s->ack_owed)
         return;
-    for (struct lsock **pp = &s->st->sock_ack_owed; *pp != NULL; pp = &(*pp)->ack_next) {
-        if (*pp == s) {
-            *pp = s->ack_next;
-            break;
-        }
-    }
+    if (!ack_unlink(&s->st->sock_ack_owed, s))
+        ack_unlink(&s->st->sock_ack_aged, s);
     s->ack_owed = false;
     s->ack_next = NULL;
 }
 
 void lsock_flush_acks(struct stack *st)
 {
-    struct lsock *s = st->sock_ack_owed;
+    /* Those owed since the last call wait one more round for a reply. */
+    struct lsock *s = st->sock_ack_aged;
+    st->sock_ack_aged = st->sock_ack_owed;
     st->sock_ack_owed = NULL;
     while (s != NULL) {
         struct lsock *next = s->ack_next;

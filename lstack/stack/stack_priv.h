@@ -36,6 +36,7 @@ struct stack {
     uint64_t sock_refused;     /* connections reset when they completed: max_socks were open by then
                                 * (lwIP refuses the SYN itself when they are open already) */
     struct lsock *sock_ack_owed; /* sockets whose delayed ACK lsock_flush_acks sends */
+    struct lsock *sock_ack_aged; /* ... owed since before the last flush: sent by the next */
 };
 
 /* netif.c */
