@@ -31,7 +31,12 @@ work included, idle polling excluded; lstack/stack/round_acct.h) between
 converted with the TSC rate the stack reports. That is wall-clock time: a
 server the kernel preempts is charged for the wait, so the process's CPU
 time shared out by the busy fraction comes too
-("stack_busy_cpu_us_per_req"). Per scenario: medians over
+("stack_busy_cpu_us_per_req"). Of the busy time, the part inside the
+port's tx burst calls ("stack_tx_burst_us_per_req", stackctl's
+tx_burst_cycles): on af_xdp over the veth it holds the kick system call and
+the kernel client's receive path that the kick runs on the server's core,
+so the busy time less it ("stack_busy_less_tx_us_per_req") is the server's
+own work without the bed's (both reported, issue 11). Per scenario: medians over
 rounds, and lstack / kernel ratios of both (results.json "cpu_per_req",
 results.csv, the table, chart-cpu.gp).
 
@@ -171,11 +176,13 @@ def scenario_nreq(out, s):
 
 
 def stack_rounds(text):
-    """(busy_cycles, idle_cycles, rounds, busy_rounds, tsc_hz) of the
-    "total" of a `stackctl show stats --json` document, or None."""
+    """(busy_cycles, idle_cycles, rounds, busy_rounds, tsc_hz,
+    tx_burst_cycles or None) of the "total" of a `stackctl show stats
+    --json` document, or None."""
     try:
         t = json.loads(text)["total"]
-        return tuple(int(t[k]) for k in ("rounds_busy_cycles", "rounds_idle_cycles", "polls", "rounds_busy", "tsc_hz"))
+        r = tuple(int(t[k]) for k in ("rounds_busy_cycles", "rounds_idle_cycles", "polls", "rounds_busy", "tsc_hz"))
+        return r + ((int(t["tx_burst_cycles"]) if "tx_burst_cycles" in t else None),)
     except (TypeError, ValueError, KeyError):
         return None
 
@@ -235,12 +242,17 @@ def run_record(d):
     r1 = stack_rounds(read(os.path.join(d, "stack_stats.1")))
     rec["stack_busy_s"] = rec["stack_idle_s"] = rec["stack_busy_pct"] = rec["stack_busy_us_per_req"] = None
     rec["stack_busy_cpu_us_per_req"] = None
+    rec["stack_tx_burst_us_per_req"] = rec["stack_busy_less_tx_us_per_req"] = None
     if r0 and r1 and r1[4] > 0 and r1[0] >= r0[0] and r1[1] >= r0[1]:
         busy, idle = (r1[0] - r0[0]) / r1[4], (r1[1] - r0[1]) / r1[4]
         rec["stack_busy_s"], rec["stack_idle_s"] = busy, idle
         rec["stack_rounds"], rec["stack_busy_rounds"] = r1[2] - r0[2], r1[3] - r0[3]
         rec["stack_busy_pct"] = 100.0 * busy / (busy + idle) if busy + idle > 0 else None
         rec["stack_busy_us_per_req"] = busy * 1e6 / requests if requests else None
+        if requests and r0[5] is not None and r1[5] is not None and r1[5] >= r0[5]:
+            tx = (r1[5] - r0[5]) / r1[4]
+            rec["stack_tx_burst_us_per_req"] = tx * 1e6 / requests
+            rec["stack_busy_less_tx_us_per_req"] = (busy - tx) * 1e6 / requests
         # The busy time is wall-clock (TSC): on a shared machine a preempted
         # server is charged for the wait. The process's CPU time shared out
         # by the busy fraction is the same measure without the waits (if
@@ -315,7 +327,10 @@ def cmd_oneline(d):
         busy = r.get("stack_busy_us_per_req")
         parts.append(f"server {fmt_us(r['server_us_per_req'])} us/req"
                      + ("" if busy is None else f", stack busy {fmt_us(busy)} us/req ({fmt_pct(r.get('stack_busy_pct'))};"
-                                                f" that share of its CPU {fmt_us(r.get('stack_busy_cpu_us_per_req'))})"))
+                                                f" that share of its CPU {fmt_us(r.get('stack_busy_cpu_us_per_req'))})")
+                     + ("" if r.get("stack_tx_burst_us_per_req") is None else
+                        f", of it in tx bursts {fmt_us(r['stack_tx_burst_us_per_req'])}, busy less tx bursts"
+                        f" {fmt_us(r.get('stack_busy_less_tx_us_per_req'))} us/req"))
     print("; ".join(parts))
 
 
@@ -330,7 +345,10 @@ def cpu_per_req(per_kind, has_base):
                   "busy_pct": pk.get("stack_busy_pct"), "busy_cpu_us": pk.get("stack_busy_cpu_us_per_req"),
                   "ratio_process": ratio(pk.get("server_us_per_req"), kern),
                   "ratio_busy": ratio(pk.get("stack_busy_us_per_req"), kern),
-                  "ratio_busy_cpu": ratio(pk.get("stack_busy_cpu_us_per_req"), kern)}
+                  "ratio_busy_cpu": ratio(pk.get("stack_busy_cpu_us_per_req"), kern),
+                  "tx_burst_us": pk.get("stack_tx_burst_us_per_req"),
+                  "busy_less_tx_us": pk.get("stack_busy_less_tx_us_per_req"),
+                  "ratio_busy_less_tx": ratio(pk.get("stack_busy_less_tx_us_per_req"), kern)}
     return out
 
 
@@ -372,6 +390,8 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                 "stack_busy_us_per_req": median([r.get("stack_busy_us_per_req") for r in kr]),
                 "stack_busy_pct": median([r.get("stack_busy_pct") for r in kr]),
                 "stack_busy_cpu_us_per_req": median([r.get("stack_busy_cpu_us_per_req") for r in kr]),
+                "stack_tx_burst_us_per_req": median([r.get("stack_tx_burst_us_per_req") for r in kr]),
+                "stack_busy_less_tx_us_per_req": median([r.get("stack_busy_less_tx_us_per_req") for r in kr]),
                 "client_cpu_pct": median([r.get("client_cpu_pct") for r in kr]),
                 "cpu_busy_pct": {
                     c: median([r["cpu_busy_pct"].get(c) for r in kr])
@@ -595,6 +615,10 @@ def cpu_row(cp):
             f" ({fmt_x(l['ratio_process'])}), lstack stack busy {fmt_us(l['busy_us'])}"
             f" ({fmt_x(l['ratio_busy'])}; busy {fmt_pct(l['busy_pct'])} of its rounds' time;"
             f" that share of its CPU time {fmt_us(l['busy_cpu_us'])}, {fmt_x(l['ratio_busy_cpu'])})")
+    if l.get("tx_burst_us") is not None:
+        text += (f"; of the busy time, in tx bursts {fmt_us(l['tx_burst_us'])} (af_xdp: the kick and the kernel"
+                 f" client's receive path on the server's core), busy less tx bursts {fmt_us(l['busy_less_tx_us'])}"
+                 f" ({fmt_x(l['ratio_busy_less_tx'])})")
     if BASE in cp:
         b = cp[BASE]
         text += f"; base {fmt_us(b['us'])}, busy {fmt_us(b['busy_us'])} ({fmt_x(b['ratio_busy'])})"

@@ -147,10 +147,28 @@ static void conn_release_slot(struct ldisp *d, uint32_t i)
     d->deleted++;
 }
 
+/* The last byte of an address (network order: its fourth octet). */
+static inline unsigned addr_octet(uint32_t ip)
+{
+    return ((const uint8_t *)&ip)[3];
+}
+
+/* addr_filter: a bit per last octet of the registered addresses, so that
+ * ldisp_local answers "no" for a frame to a peer without a scan. */
+static void filter_rebuild(struct ldisp *d)
+{
+    memset(d->addr_filter, 0, sizeof(d->addr_filter));
+    for (unsigned i = 0; i < LDISP_MAX_CLIENTS; i++)
+        if (d->ip[i] != 0)
+            d->addr_filter[addr_octet(d->ip[i]) / 64] |= 1ull << (addr_octet(d->ip[i]) % 64);
+}
+
 void ldisp_client_add(struct ldisp *d, unsigned id, uint32_t ip)
 {
-    if (id < LDISP_MAX_CLIENTS)
+    if (id < LDISP_MAX_CLIENTS) {
         d->ip[id] = ip;
+        filter_rebuild(d);
+    }
 }
 
 void ldisp_client_remove(struct ldisp *d, unsigned id)
@@ -158,6 +176,7 @@ void ldisp_client_remove(struct ldisp *d, unsigned id)
     if (id >= LDISP_MAX_CLIENTS)
         return;
     d->ip[id] = 0;
+    filter_rebuild(d);
     for (unsigned i = 0; i < d->nlis; i++)
         if (d->lis[i].used && d->lis[i].id == id)
             d->lis[i].used = 0;
@@ -220,6 +239,23 @@ static int client_of_ip(const struct ldisp *d, uint32_t ip)
         if (d->ip[i] == ip)
             return (int)i;
     return -1;
+}
+
+bool ldisp_local(const struct ldisp *d, const uint8_t *f, size_t len)
+{
+    if (len < ETH_HLEN + 20)
+        return false;
+    uint16_t et = rd16(f + 12);
+    uint32_t to;
+    if (et == ETYPE_IPV4 && (f[ETH_HLEN] >> 4) == 4)
+        to = rd32n(f + ETH_HLEN + 16);
+    else if (et == ETYPE_ARP && len >= ETH_HLEN + 28 && rd16(f + 20) == 1)
+        to = rd32n(f + 38);
+    else
+        return false;
+    if (!(d->addr_filter[addr_octet(to) / 64] & (1ull << (addr_octet(to) % 64))))
+        return false;
+    return to != 0 && client_of_ip(d, to) >= 0;
 }
 
 static enum ldisp_verdict rx_arp(const struct ldisp *d, const uint8_t *f, size_t len, uint32_t *mask)

@@ -17,7 +17,9 @@
  *    a counted drop (a SYN nobody listens to: a RST from ltran);
  *  - ARP requests for a registered address: ltran answers; other ARP frames
  *    for one go to every client with that address; ICMP and other IPv4 go to
- *    the first client registered with the destination address.
+ *    the first client registered with the destination address;
+ *  - what a client sends to a registered address (ldisp_local) is handled
+ *    as if received (hairpin), after it was learnt from.
  * Rejected: learning listeners from traffic (a listener sends nothing before
  * its first SYN must be delivered); a callback from lwIP per connection (one
  * message per connection over the socket; the tx path sees every SYN-ACK
@@ -59,6 +61,7 @@ struct ldisp_listen {
 
 struct ldisp {
     uint32_t ip[LDISP_MAX_CLIENTS];     /* registered address, 0 = free slot */
+    uint64_t addr_filter[4];            /* bit per last octet of the registered addresses */
     struct ldisp_listen lis[LDISP_MAX_LISTEN];
     unsigned nlis;                      /* high-water mark of lis[] */
     struct ldisp_conn *conn;            /* open addressing, linear probing */
@@ -87,6 +90,12 @@ unsigned ldisp_listeners(const struct ldisp *d, unsigned id, uint16_t *ports, un
 /* Where the received frame goes. *id for LDISP_CLIENT, *mask for LDISP_CLIENTS. */
 enum ldisp_verdict ldisp_rx(const struct ldisp *d, const uint8_t *frame, size_t len, unsigned *id,
                             uint32_t *mask);
+
+/* True if a frame a client sends is for a client of this ltran (IPv4 to a
+ * registered address, or an ARP request for one): it must not leave by the
+ * port but come back in (ldisp_rx): the hairpin that lets the instances
+ * of a Redis Cluster, one address each, talk over their cluster bus. */
+bool ldisp_local(const struct ldisp *d, const uint8_t *frame, size_t len);
 
 /* Learn from a frame client id sends (SYN / SYN-ACK claim, RST releases). */
 void ldisp_tx(struct ldisp *d, unsigned id, const uint8_t *frame, size_t len);

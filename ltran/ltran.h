@@ -4,6 +4,8 @@
  *   ltran_eal.c   EAL as a primary that allows secondaries; its files removed at exit
  *   ltran_ctl.c   the unix socket: registration, listeners, stats, clients going away
  *   ltran_fwd.c   one forwarding round: port -> dispatch -> client rings, rings -> port
+ *   ltran_wake.c  low_power_mode: the wake zone, waking sleeping clients, ltran's idle sleep
+ *   ltran_doorbell.c  low_power_mode: a frame on the port's kernel interface wakes ltran
  *   dispatch.c    the dispatch table (pure)
  *   ltran_conf.c  ltran.conf (pure)
  * One thread does everything (the loop); no locks.
@@ -36,6 +38,8 @@ struct ltran_client {
     struct rte_ring *rx, *tx;
     uint32_t tag;              /* mbuf hash.usr of the buffers it holds (never 0) */
     uint64_t rx_frames, tx_frames, drop_rx_full;
+    int wake_fd;               /* its eventfd (low power wake-up), -1: none */
+    uint64_t wakeups;
 };
 
 struct ltran_peer {
@@ -57,7 +61,10 @@ struct ltran {
     uint32_t gen[LTRAN_MAX_CLIENTS];  /* registrations per slot: tags differ */
     struct ltran_stats st;
     uint64_t ctl_cycles, next_ctl; /* control socket checked every ctl_cycles */
-    uint32_t idle_rounds;
+    struct ltran_wake_zone *zone;  /* ltran_wake.c */
+    uint64_t busy_at, idle_cycles, sleep_ns;
+    int wake_fd;                   /* eventfd clients write to wake ltran (given at REGISTER) */
+    int doorbell;                  /* ltran_doorbell.c socket, -1: none */
     volatile sig_atomic_t *stop;
 };
 
@@ -74,6 +81,23 @@ void ltran_ctl_poll(struct ltran *l);
 /* At exit: close every socket (clients see ltran go) and the listener;
  * rings and registrations are left as they are (clients may still use them). */
 void ltran_ctl_close(struct ltran *l);
+
+/* ltran_wake.c */
+#define LTRAN_WAKE_ZONE "ltran_wake"
+int ltran_wake_init(struct ltran *l, char *err, size_t errlen);
+/* After frames went on the rx rings of the clients in mask: write the
+ * eventfd of each that sleeps. */
+void ltran_wake_clients(struct ltran *l, uint32_t mask);
+/* After a round that moved `moved` frames, at TSC now: in low_power_mode,
+ * sleep if idle long enough (a client's tx ends the sleep). */
+void ltran_idle(struct ltran *l, unsigned moved, uint64_t now);
+
+/* ltran_doorbell.c: a packet socket on interface if_index that becomes
+ * readable, once armed, when a frame comes; returns it, or -errno (if_index
+ * 0: -ENODEV). Disarm also empties it. */
+int ltran_doorbell_open(unsigned if_index);
+int ltran_doorbell_arm(int fd);
+void ltran_doorbell_disarm(int fd);
 
 /* ltran_fwd.c: one round; returns frames moved. */
 unsigned ltran_fwd_round(struct ltran *l);

@@ -29,7 +29,15 @@
 
 #include "ltran.h"
 
+static void peer_reply_fd(int fd, uint16_t type, int32_t status, const void *body, uint32_t len, int pass_fd);
+
 static void peer_reply(int fd, uint16_t type, int32_t status, const void *body, uint32_t len)
+{
+    peer_reply_fd(fd, type, status, body, len, -1);
+}
+
+/* A reply, with fd pass_fd (>= 0) passed along (SCM_RIGHTS). */
+static void peer_reply_fd(int fd, uint16_t type, int32_t status, const void *body, uint32_t len, int pass_fd)
 {
     uint8_t buf[sizeof(struct ltran_hdr) + sizeof(struct ltran_stats) +
                 LTRAN_MAX_CLIENTS * sizeof(struct ltran_client_info)];
@@ -40,7 +48,23 @@ static void peer_reply(int fd, uint16_t type, int32_t status, const void *body, 
     memcpy(buf, &h, sizeof(h));
     if (len > 0)
         memcpy(buf + sizeof(h), body, len);
-    send(fd, buf, sizeof(h) + len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    struct iovec iov = {.iov_base = buf, .iov_len = sizeof(h) + len};
+    union {
+        char b[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } cm;
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (pass_fd >= 0) {
+        memset(&cm, 0, sizeof(cm));
+        mh.msg_control = cm.b;
+        mh.msg_controllen = sizeof(cm.b);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
+    sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 /* Remove the multi-process socket EAL made for the client's pid in ltran's
@@ -68,6 +92,10 @@ static void client_drop(struct ltran *l, int id)
     unsigned held = ltran_client_reclaim_mbufs(l, c);
     if (c->pid > 0)
         remove_mp_socket(c->pid);
+    if (c->wake_fd >= 0)
+        close(c->wake_fd);
+    c->wake_fd = -1;
+    __atomic_store_n(&l->zone->client[id].sleeping, 0, __ATOMIC_RELAXED);
     fprintf(stderr, "ltran: client %d (%s, pid %d) gone: its rings and registrations are freed, and %u mbufs it held\n",
             id, c->name, c->pid, held);
     c->used = false;
@@ -83,7 +111,10 @@ static void peer_close(struct ltran *l, int p)
     pe->client = -1;
 }
 
-static int do_register(struct ltran *l, int p, const struct ltran_register *r, struct ltran_register_reply *out)
+/* wake_fd: the eventfd that came with the request (-1: none); taken (set
+ * to -1) when the client keeps it. */
+static int do_register(struct ltran *l, int p, const struct ltran_register *r, struct ltran_register_reply *out,
+                       int *wake_fd)
 {
     if (l->peers[p].client >= 0)
         return -EISCONN;
@@ -116,6 +147,14 @@ static int do_register(struct ltran *l, int p, const struct ltran_register *r, s
     c->pid = r->pid;
     memcpy(c->name, r->name, sizeof(c->name));
     c->name[sizeof(c->name) - 1] = '\0';
+    c->wake_fd = -1;
+    __atomic_store_n(&l->zone->client[id].sleeping, 0, __ATOMIC_RELAXED);
+    if ((r->flags & LTRAN_REG_WAKE_FD) && *wake_fd >= 0) {
+        c->wake_fd = *wake_fd;
+        *wake_fd = -1;
+        out->wake = 1;
+        snprintf(out->wake_zone, sizeof(out->wake_zone), "%s", LTRAN_WAKE_ZONE);
+    }
     ldisp_client_add(&l->disp, (unsigned)id, r->ip);
     l->peers[p].client = id;
     out->id = (uint32_t)id;
@@ -159,12 +198,53 @@ static uint32_t stats_body(struct ltran *l, uint8_t *buf)
     return (uint32_t)(sizeof(st) + n * sizeof(struct ltran_client_info));
 }
 
+/* One message and at most one fd passed with it (*passed, else -1). */
+static ssize_t recv_msg(int fd, uint8_t *buf, size_t len, int *passed)
+{
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } cm;
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf)};
+    ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0)
+        return n;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < nfd; i++) {
+            int f;
+            memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            if (*passed < 0)
+                *passed = f;
+            else
+                close(f); /* one is all a message may carry */
+        }
+    }
+    return n;
+}
+
+static bool serve_msg(struct ltran *l, int p, const uint8_t *msg, ssize_t n, int *passed);
+
 /* Serve one message of peer p. Returns false if the peer must be closed. */
 static bool serve(struct ltran *l, int p)
 {
     int fd = l->peers[p].fd;
     uint8_t msg[sizeof(struct ltran_hdr) + 256];
-    ssize_t n = recv(fd, msg, sizeof(msg), MSG_DONTWAIT);
+    int passed = -1; /* an fd that came with the message (REGISTER's eventfd) */
+    ssize_t n = recv_msg(fd, msg, sizeof(msg), &passed);
+    bool keep = serve_msg(l, p, msg, n, &passed);
+    if (passed >= 0)
+        close(passed); /* not taken */
+    return keep;
+}
+
+/* Serve message msg (n bytes, or recvmsg's -1) of peer p. */
+static bool serve_msg(struct ltran *l, int p, const uint8_t *msg, ssize_t n, int *passed)
+{
+    int fd = l->peers[p].fd;
     if (n < 0)
         return errno == EAGAIN || errno == EINTR;
     if (n == 0)
@@ -200,8 +280,8 @@ static bool serve(struct ltran *l, int p)
             return true;
         }
         memcpy(&r, body, sizeof(r));
-        int rc = do_register(l, p, &r, &out);
-        peer_reply(fd, h.type, rc, &out, rc == 0 ? sizeof(out) : 0);
+        int rc = do_register(l, p, &r, &out, passed);
+        peer_reply_fd(fd, h.type, rc, &out, rc == 0 ? sizeof(out) : 0, rc == 0 && out.wake ? l->wake_fd : -1);
         return true;
     }
     case LTRAN_LISTEN: {

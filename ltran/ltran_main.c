@@ -7,8 +7,8 @@
  *   ltran --keys        print the ltran.conf keys
  *
  * Owns start-up order (conf, EAL, port and pool, dispatch table, socket),
- * the loop (forwarding round; the socket every millisecond by the TSC; an
- * idle sleep in low_power_mode) and shut-down on SIGINT/SIGTERM (clients
+ * the loop (forwarding round; the socket every millisecond by the TSC; the
+ * idle sleep of low_power_mode, ltran_wake.c) and shut-down on SIGINT/SIGTERM (clients
  * see the socket close; DPDK's files are removed).
  * Rejected: a forwarding thread per port or per client (one port, and the
  * dispatch table has one writer this way).
@@ -26,9 +26,6 @@
 
 #include "ltran.h"
 #include "nic/nic_priv.h"
-
-#define IDLE_ROUNDS_BEFORE_SLEEP 20000
-#define IDLE_SLEEP_NS 50000
 
 static volatile sig_atomic_t stop_flag;
 
@@ -129,6 +126,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "ltran: %s\n", err);
         goto out_eal;
     }
+    if (ltran_wake_init(&l, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ltran: %s\n", err);
+        goto out_port;
+    }
     if (ltran_ctl_open(&l, err, sizeof(err)) != 0) {
         fprintf(stderr, "ltran: control socket: %s\n", err);
         goto out_port;
@@ -145,18 +146,13 @@ int main(int argc, char **argv)
             ltran_ctl_poll(&l);
             l.next_ctl = now + l.ctl_cycles;
         }
-        if (moved != 0) {
-            l.idle_rounds = 0;
-        } else if (l.conf.low_power && ++l.idle_rounds > IDLE_ROUNDS_BEFORE_SLEEP) {
-            struct timespec ts = {.tv_nsec = IDLE_SLEEP_NS};
-            nanosleep(&ts, NULL);
-        }
+        ltran_idle(&l, moved, now);
     }
     double per = l.st.fwd_frames ? 1e9 / (double)rte_get_tsc_hz() / (double)l.st.fwd_frames : 0.0;
     fprintf(stderr, "ltran: stopping: %llu frames forwarded, %.1f ns busy per frame, of which %.1f ns in the "
-                    "port's bursts: %.1f ns ltran's own\n",
+                    "port's bursts: %.1f ns ltran's own (wake-ups of sleeping clients apart)\n",
             (unsigned long long)l.st.fwd_frames, (double)l.st.busy_cycles * per, (double)l.st.io_cycles * per,
-            (double)(l.st.busy_cycles - l.st.io_cycles) * per);
+            (double)(l.st.busy_cycles - l.st.io_cycles - l.st.wake_cycles) * per);
     rc = 0;
     ltran_ctl_close(&l);
 out_port:

@@ -62,8 +62,8 @@ static const char *const usage_main =
     "dead, not lstack), 4 permission denied, 5 protocol version mismatch.\n";
 
 static const char *const usage_show =
-    "usage: stackctl [TARGET] show connections [--state STATE] [--port N] [--json]\n"
-    "       stackctl [TARGET] show stats [-r | --watch N] [--count K] [--json]\n"
+    "usage: stackctl [TARGET] show connections [--state STATE] [--port N] [--stack N] [--json]\n"
+    "       stackctl [TARGET] show stats [-r | --watch N] [--count K] [--stack N] [--json]\n"
     "       stackctl [TARGET] show config [--json]\n"
     "       stackctl [TARGET] show nic [--json]\n"
     "\n"
@@ -75,6 +75,8 @@ static const char *const usage_show =
     "  with their backlog and accept queue.\n"
     "    --state STATE   only this TCP state (ESTABLISHED, LISTEN, TIME_WAIT, ...)\n"
     "    --port N        only connections whose local or remote port is N\n"
+    "    --stack N       only stack N of the process (connections; stats: its row and a\n"
+    "                    total of it alone)\n"
     "show stats: rx/tx packets and bytes, drops by reason, mbufs, connections\n"
     "  opened/accepted/refused/reset, application calls, calls the kernel served;\n"
     "  the poll rounds as VPP's show runtime: rounds/s, busy %, frames per busy\n"
@@ -148,14 +150,24 @@ static int run(const struct sc_target *t, const struct sc_opts *o, const char *r
     return rc;
 }
 
+/* The stats request (with --stack N: that stack only). */
+static void stats_req(const struct sc_opts *o, char *req, size_t len)
+{
+    if (o->stack >= 0)
+        snprintf(req, len, "{\"version\":%d,\"cmd\":\"stats\",\"stack\":%d}", CTL_PROTO_VERSION, o->stack);
+    else
+        snprintf(req, len, "{\"version\":%d,\"cmd\":\"stats\"}", CTL_PROTO_VERSION);
+}
+
 /* One stats reading into s. */
 static int read_stats(const struct sc_target *t, const struct sc_opts *o, struct sc_sample *s)
 {
     struct sc_conn c;
-    char err[1024];
+    char err[1024], req[128];
+    stats_req(o, req, sizeof(req));
     int rc = sc_connect(t, o->timeout_ms, &c, err, sizeof(err));
     if (rc == SC_OK)
-        rc = sc_send(&c, "{\"version\":1,\"cmd\":\"stats\"}", err, sizeof(err)) == 0 ? SC_OK : SC_FAIL;
+        rc = sc_send(&c, req, err, sizeof(err)) == 0 ? SC_OK : SC_FAIL;
     if (rc == SC_OK) {
         struct sc_src src;
         sc_src_conn(&src, &c);
@@ -192,13 +204,15 @@ static int cmd_show(const struct sc_target *t, const struct sc_opts *o, const ch
             n += snprintf(req + n, sizeof(req) - (size_t)n, ",\"state\":\"%s\"", o->state);
         if (o->port >= 0)
             n += snprintf(req + n, sizeof(req) - (size_t)n, ",\"port\":%d", o->port);
+        if (o->stack >= 0)
+            n += snprintf(req + n, sizeof(req) - (size_t)n, ",\"stack\":%d", o->stack);
         snprintf(req + n, sizeof(req) - (size_t)n, "}");
         return run(t, o, req, sc_show_connections);
     }
     if (strcmp(what, "stats") == 0) {
         if (o->watch_s > 0)
             return watch(t, o);
-        snprintf(req, sizeof(req), "{\"version\":%d,\"cmd\":\"stats\"}", CTL_PROTO_VERSION);
+        stats_req(o, req, sizeof(req));
         return run(t, o, req, sc_show_stats);
     }
     if (strcmp(what, "config") == 0 || strcmp(what, "nic") == 0) {
@@ -223,7 +237,7 @@ static const char *help_for(const char *cmd)
     return NULL;
 }
 
-enum { OPT_PREFIX = 256, OPT_TIMEOUT, OPT_STATE, OPT_PORT, OPT_WATCH, OPT_COUNT };
+enum { OPT_PREFIX = 256, OPT_TIMEOUT, OPT_STATE, OPT_PORT, OPT_WATCH, OPT_COUNT, OPT_STACK };
 
 /* Options into o; the rest (the command words) stay in argv[optind..]. */
 static int parse_opts(int argc, char **argv, struct sc_opts *o, bool *help, char *shortcut)
@@ -234,6 +248,7 @@ static int parse_opts(int argc, char **argv, struct sc_opts *o, bool *help, char
         {"timeout", required_argument, NULL, OPT_TIMEOUT}, {"state", required_argument, NULL, OPT_STATE},
         {"port", required_argument, NULL, OPT_PORT}, {"watch", required_argument, NULL, OPT_WATCH},
         {"count", required_argument, NULL, OPT_COUNT}, {"help", no_argument, NULL, 'h'},
+        {"stack", required_argument, NULL, OPT_STACK},
         {"version", no_argument, NULL, 'V'},       {NULL, 0, NULL, 0},
     };
     long v;
@@ -268,6 +283,11 @@ static int parse_opts(int argc, char **argv, struct sc_opts *o, bool *help, char
                                    "FIN_WAIT_2 CLOSE_WAIT CLOSING LAST_ACK TIME_WAIT",
                                    optarg);
             o->state = ctl_tcp_state_name(ctl_tcp_state_parse(optarg));
+            break;
+        case OPT_STACK:
+            if (!parse_long(optarg, 0, 1023, &v))
+                return usage_error("--stack wants a stack number 0..1023, not '%s'", optarg);
+            o->stack = (int)v;
             break;
         case OPT_PORT:
             if (!parse_long(optarg, 0, 65535, &v))
@@ -336,7 +356,7 @@ static int cmd_set(const struct sc_target *t, const struct sc_opts *o, const cha
 
 int main(int argc, char **argv)
 {
-    struct sc_opts o = {.timeout_ms = 10000, .port = -1};
+    struct sc_opts o = {.timeout_ms = 10000, .port = -1, .stack = -1};
     bool help = false;
     char shortcut = 0;
     int rc = parse_opts(argc, argv, &o, &help, &shortcut);

@@ -40,6 +40,7 @@ struct sc_opts {
     bool json;
     const char *state;        /* show connections --state */
     int port;                 /* show connections --port, -1: any */
+    int stack;                /* show connections/stats --stack, -1: every stack */
     int watch_s;              /* show stats --watch / -r: interval, 0: once */
     long count;               /* --count: reports in watch mode, 0: no end */
 };

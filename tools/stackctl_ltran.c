@@ -52,14 +52,21 @@ static bool own_quantile(const struct ltran_stats *s, double q, double *lo, doub
 static void render_table(const struct ltran_stats *s, const struct ltran_client_info *c, FILE *out)
 {
     fprintf(out, "ltran: %u clients, port rx %llu tx %llu, forwarded %llu, unclaimed %llu (RST %llu), "
-                 "other %llu, tx full %llu, ARP answered %llu, 4-tuples %llu, mbufs free %u/%u\n",
+                 "other %llu, tx full %llu, ARP answered %llu, hairpin %llu, 4-tuples %llu, mbufs free %u/%u\n",
             s->nclients, (unsigned long long)s->rx_frames, (unsigned long long)s->tx_frames,
             (unsigned long long)s->fwd_frames, (unsigned long long)s->drop_unclaimed,
             (unsigned long long)s->rst_sent, (unsigned long long)s->drop_other, (unsigned long long)s->drop_tx_full,
-            (unsigned long long)s->arp_answered, (unsigned long long)s->conns, s->mbuf_free, s->mbuf_total);
-    fprintf(out, "cost: %.1f ns busy per frame forwarded, %.1f ns of it in the port's bursts, %.1f ns ltran's own\n",
+            (unsigned long long)s->arp_answered, (unsigned long long)s->hairpin, (unsigned long long)s->conns,
+            s->mbuf_free, s->mbuf_total);
+    fprintf(out, "cost: %.1f ns busy per frame forwarded, %.1f ns of it in the port's bursts, %.1f ns in waking "
+                 "sleeping clients, %.1f ns ltran's own\n",
             ns_per(s->busy_cycles, s->fwd_frames, s->tsc_hz), ns_per(s->io_cycles, s->fwd_frames, s->tsc_hz),
-            ns_per(s->busy_cycles - s->io_cycles, s->fwd_frames, s->tsc_hz));
+            ns_per(s->wake_cycles, s->fwd_frames, s->tsc_hz),
+            ns_per(s->busy_cycles - s->io_cycles - s->wake_cycles, s->fwd_frames, s->tsc_hz));
+    fprintf(out, "low power: ltran slept %llu times (ended by a client's frames %llu, by the port's %llu), "
+                 "woke sleeping clients %llu times\n",
+            (unsigned long long)s->sleeps, (unsigned long long)s->woken_by_client,
+            (unsigned long long)s->woken_by_port, (unsigned long long)s->wakeups_sent);
     double lo, hi, lo9, hi9;
     if (own_quantile(s, 0.5, &lo, &hi) && own_quantile(s, 0.9, &lo9, &hi9))
         fprintf(out, "ltran's own cost per frame by round: median %.0f-%.0f ns, 90th percentile %.0f-%.0f ns\n", lo, hi,
@@ -101,15 +108,21 @@ static void render_json(const char *path, const struct ltran_stats *s, const str
     fprintf(out, "{\"ltran\":{\"socket\":");
     json_str(out, path);
     fprintf(out, ",\"protocol_version\":%d,\"rx_frames\":%llu,\"tx_frames\":%llu,\"fwd_frames\":%llu,"
-                 "\"busy_ns_per_frame\":%.1f,\"io_ns_per_frame\":%.1f,\"own_ns_per_frame\":%.1f,"
+                 "\"busy_ns_per_frame\":%.1f,\"io_ns_per_frame\":%.1f,\"wake_ns_per_frame\":%.1f,"
+                 "\"own_ns_per_frame\":%.1f,"
                  "\"drop_unclaimed\":%llu,\"rst_sent\":%llu,\"drop_other\":%llu,\"drop_tx_full\":%llu,"
-                 "\"arp_answered\":%llu,\"conns\":%llu,\"mbuf_free\":%u,\"mbuf_total\":%u,",
+                 "\"arp_answered\":%llu,\"conns\":%llu,\"mbuf_free\":%u,\"mbuf_total\":%u,"
+                 "\"hairpin\":%llu,\"sleeps\":%llu,\"woken_by_client\":%llu,\"woken_by_port\":%llu,\"wakeups_sent\":%llu,",
             LTRAN_VERSION, (unsigned long long)s->rx_frames, (unsigned long long)s->tx_frames,
             (unsigned long long)s->fwd_frames, ns_per(s->busy_cycles, s->fwd_frames, s->tsc_hz),
             ns_per(s->io_cycles, s->fwd_frames, s->tsc_hz),
-            ns_per(s->busy_cycles - s->io_cycles, s->fwd_frames, s->tsc_hz), (unsigned long long)s->drop_unclaimed,
+            ns_per(s->wake_cycles, s->fwd_frames, s->tsc_hz),
+            ns_per(s->busy_cycles - s->io_cycles - s->wake_cycles, s->fwd_frames, s->tsc_hz),
+            (unsigned long long)s->drop_unclaimed,
             (unsigned long long)s->rst_sent, (unsigned long long)s->drop_other, (unsigned long long)s->drop_tx_full,
-            (unsigned long long)s->arp_answered, (unsigned long long)s->conns, s->mbuf_free, s->mbuf_total);
+            (unsigned long long)s->arp_answered, (unsigned long long)s->conns, s->mbuf_free, s->mbuf_total,
+            (unsigned long long)s->hairpin, (unsigned long long)s->sleeps, (unsigned long long)s->woken_by_client,
+            (unsigned long long)s->woken_by_port, (unsigned long long)s->wakeups_sent);
     double lo = 0, hi = 0, lo9 = 0, hi9 = 0;
     own_quantile(s, 0.5, &lo, &hi);
     own_quantile(s, 0.9, &lo9, &hi9);

@@ -112,6 +112,22 @@ uint32_t inet_csum_add(uint32_t sum, const uint8_t *p, size_t len)
     return s;
 }
 
+static uint32_t load32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+int inet_ip_hdr_ok(const uint8_t *ip, size_t ihl)
+{
+    /* 0xffff is its own byte swap: the native-order sum decides alone. */
+    uint64_t s = (uint64_t)load32(ip) + load32(ip + 4) + load32(ip + 8) + load32(ip + 12) + load32(ip + 16);
+    for (size_t i = 20; i + 4 <= ihl; i += 4)
+        s += load32(ip + i);
+    return fold(s) == 0xffff;
+}
+
 /* Pseudo header (source, destination, protocol 6, TCP length) + segment. */
 static uint32_t tcp_sum(const uint8_t *ip, size_t ihl, size_t tot)
 {

@@ -34,6 +34,12 @@ uint16_t inet_tcp_csum(const uint8_t *ip, size_t ihl, size_t tot);
 /* 1 if the TCP checksum of that IPv4 packet is right. */
 int inet_tcp_verify(const uint8_t *ip, size_t ihl, size_t tot);
 
+/* 1 if the IPv4 header at ip (ihl bytes: a multiple of 4, 20-60) sums to
+ * 0xffff, its checksum field included (the header is intact); 0 if not.
+ * The frame filter's check of every received header: 32-bit loads, the
+ * common 20 bytes without a loop. */
+int inet_ip_hdr_ok(const uint8_t *ip, size_t ihl);
+
 /* The IPv4 header checksum field value for the header at ip (ihl bytes),
  * with its checksum field taken as zero. */
 uint16_t inet_ip_csum(const uint8_t *ip, size_t ihl);

@@ -18,6 +18,18 @@
  * listener. The socket stays open for the process's lifetime: ltran sees the
  * process end when it closes (exit or kill -9), the process sees ltran end
  * the same way.
+ *
+ * Low power (docs/ltran.md#low-power): REGISTER may carry an eventfd
+ * (SCM_RIGHTS; flags LTRAN_REG_WAKE_FD). A client about to sleep sets its
+ * word in the wake zone (a memzone of ltran, struct ltran_wake_zone) and
+ * polls the eventfd with its kernel fds; ltran, after it put frames on that
+ * client's rx ring, sees the word and writes the eventfd (one syscall per
+ * wake-up, none while the client polls). REGISTER's reply carries ltran's
+ * own eventfd (SCM_RIGHTS): ltran sets its word of the zone and polls it
+ * when it sleeps; a client that put frames on its tx ring while the word is
+ * set writes it. Both sides: store the word, full fence, look at the ring
+ * (the sleeper) / put on the ring, full fence, load the word (the waker):
+ * no lost wake-up.
  */
 #ifndef LSTACK_LTRAN_PROTO_H
 #define LSTACK_LTRAN_PROTO_H
@@ -25,7 +37,7 @@
 #include <stdint.h>
 
 #define LTRAN_MAGIC 0x4c54524eu /* "LTRN" */
-#define LTRAN_VERSION 1
+#define LTRAN_VERSION 2 /* 2: the wake-up zone, REGISTER may carry an eventfd */
 #define LTRAN_NAME_MAX 32
 #define LTRAN_MAX_CLIENTS 32
 #define LTRAN_LISTEN_SHOWN 16 /* listeners per client in a STATS reply */
@@ -56,10 +68,14 @@ struct ltran_hello_reply {
     char pool_ops[LTRAN_NAME_MAX];    /* ... and their name: a client must number them alike */
 };
 
+#define LTRAN_REG_WAKE_FD 1u         /* an eventfd rides along (SCM_RIGHTS): wake me with it */
+
 struct ltran_register {
     uint32_t ip;                      /* network order */
     int32_t pid;
     char name[LTRAN_NAME_MAX];        /* program name, for stackctl */
+    uint32_t flags;                   /* LTRAN_REG_* */
+    uint32_t pad;
 };
 
 struct ltran_register_reply {
@@ -69,6 +85,21 @@ struct ltran_register_reply {
                                          ltran frees what a client gone still held */
     char rx_ring[LTRAN_NAME_MAX];     /* ltran -> client */
     char tx_ring[LTRAN_NAME_MAX];     /* client -> ltran */
+    char wake_zone[LTRAN_NAME_MAX];   /* memzone holding struct ltran_wake_zone */
+    uint32_t wake;                    /* 1: ltran took the eventfd and will use it, and ltran's
+                                         own eventfd rides along (SCM_RIGHTS) */
+    uint32_t pad;
+};
+
+/* The wake-up words, in ltran's memory (one cache line each). A word is 1
+ * while its owner sleeps or is about to; whoever wakes it sets it to 0. */
+struct ltran_wake_word {
+    uint32_t sleeping;
+    uint8_t pad[60];
+};
+struct ltran_wake_zone {
+    struct ltran_wake_word client[LTRAN_MAX_CLIENTS]; /* by client id: poll()s its eventfd */
+    struct ltran_wake_word ltran;                     /* ltran: polls its eventfd */
 };
 
 struct ltran_listen {
@@ -85,10 +116,11 @@ struct ltran_stats {
     uint64_t busy_cycles;             /* TSC cycles of rounds that moved a frame */
     uint64_t io_cycles;               /* of those, inside the port's rx/tx burst (the PMD; af_packet's
                                          tx is a send() that runs the peer's kernel stack) */
+    uint64_t wake_cycles;             /* of those, in the eventfd writes that wake sleeping clients */
     uint64_t tsc_hz;
     /* Frames by the cycles per frame ltran spent on its own (busy minus the
      * port's bursts) in their round: own_hist[i] counts frames of rounds with
-     * [2^i, 2^(i+1)) cycles per frame. A median robust to the rounds a loaded
+     * [2^i, 2^(i+1)) cycles per frame (busy minus io and wake). A median robust to the rounds a loaded
      * machine preempts (they inflate busy_cycles / fwd_frames). */
     uint64_t own_hist[LTRAN_HIST_BUCKETS];
     uint64_t drop_unclaimed;          /* frames no client claims */
@@ -97,6 +129,11 @@ struct ltran_stats {
     uint64_t drop_tx_full;            /* port tx queue full */
     uint64_t drop_other;              /* not IPv4/ARP, malformed, multi-segment */
     uint64_t conns;                   /* 4-tuples in the dispatch table */
+    uint64_t wakeups_sent;            /* eventfd writes to sleeping clients */
+    uint64_t sleeps;                  /* ltran's idle sleeps (low_power_mode) */
+    uint64_t woken_by_client;         /* of those, ended by a client's frames (its eventfd write) */
+    uint64_t woken_by_port;           /* ended by a frame on the port (the doorbell) */
+    uint64_t hairpin;                 /* frames from a client to another client's address */
     uint32_t mbuf_free, mbuf_total;
     uint32_t nclients;
     uint32_t pad;

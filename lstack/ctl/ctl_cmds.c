@@ -89,11 +89,38 @@ static int read_filter(struct ctl_out *o, const struct ctl_obj *req, struct ctl_
     return 0;
 }
 
+/* issue 12: the request's "stack" (stackctl --stack N): *si = N, or -1
+ * when absent (every stack). Returns 0, or -1 after an error record (not a
+ * number, or no such stack in this process). */
+static int read_stack(struct ctl_out *o, const struct ctl_obj *req, int *si)
+{
+    *si = -1;
+    if (ctl_obj_get(req, "stack") == NULL)
+        return 0;
+    int64_t v;
+    if (!ctl_obj_i64(req, "stack", &v) || v < 0 || v > 1023) {
+        ctl_out_error(o, "stack must be 0..1023");
+        return -1;
+    }
+    int count = 0;
+    ctl_srv.host->lock();
+    while (ctl_srv.host->stack(count) != NULL)
+        count++;
+    ctl_srv.host->unlock();
+    if (v >= count) {
+        ctl_out_error(o, "no stack %lld: this process has %d (0..%d)", (long long)v, count, count - 1);
+        return -1;
+    }
+    *si = (int)v;
+    return 0;
+}
+
 /* A dump in progress: which stack, where in its pcb lists, the totals. */
 struct dump {
     struct ctl_conn_filter f;
     struct ctl_cursor cur;
     int si;                   /* the stack being walked */
+    int only;                 /* --stack: the one stack to walk, -1: all */
     uint64_t conns, listeners, pages, lock_max_us;
     bool missing;             /* the lwIP copy lacks the pcb lists */
     struct ctl_conn page[CTL_PAGE];
@@ -122,7 +149,7 @@ static void dump_more(struct ctl_out *o)
     const struct ctl_host *h = ctl_srv.host;
     h->lock();
     uint64_t t0 = ctl_now_us();
-    struct stack *s = h->stack(d->si);
+    struct stack *s = d->only >= 0 && d->si != d->only ? NULL : h->stack(d->si);
     int n = s != NULL ? ctl_conns_page(s, &d->f, &d->cur, d->page, CTL_PAGE) : 0;
     uint64_t held = ctl_now_us() - t0;
     h->unlock();
@@ -153,10 +180,11 @@ void ctl_cmd_connections(struct ctl_out *o, const struct ctl_obj *req)
         ctl_out_error(o, "out of memory");
         return;
     }
-    if (read_filter(o, req, &d->f) != 0) {
+    if (read_filter(o, req, &d->f) != 0 || read_stack(o, req, &d->only) != 0) {
         free(d);
         return;
     }
+    d->si = d->only >= 0 ? d->only : 0;
     o->job = d;
     o->job_free = free;
     o->more = dump_more;
@@ -216,6 +244,7 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "rounds_busy_cycles", st->rounds.busy_cycles);
     ctl_rec_u64(b, "rounds_idle_cycles", st->rounds.idle_cycles);
     ctl_rec_u64(b, "tsc_hz", st->rounds.tsc_hz);
+    ctl_rec_u64(b, "tx_burst_cycles", st->nic.tx_burst_cycles);
     ctl_rec_end(b);
 }
 
@@ -233,6 +262,7 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     t->drop_tx_nombuf += a->drop_tx_nombuf;
     t->drop_tx_full += a->drop_tx_full;
     t->drop_tx_toolong += a->drop_tx_toolong;
+    t->tx_burst_cycles += a->tx_burst_cycles;
     t->port_imissed += a->port_imissed;
     t->port_rx_nombuf += a->port_rx_nombuf;
     t->mbuf_free += a->mbuf_free;
@@ -284,16 +314,18 @@ static void put_fds_stack(struct ctl_buf *b)
 
 void ctl_cmd_stats(struct ctl_out *o, const struct ctl_obj *req)
 {
-    (void)req;
+    int only;
+    if (read_stack(o, req, &only) != 0)
+        return;
     struct stack_stats total;
     memset(&total, 0, sizeof(total));
     ctl_rec_begin(&o->buf, "time");
     ctl_rec_u64(&o->buf, "t_us", ctl_now_us());
     ctl_rec_end(&o->buf);
-    for (int si = 0;; si++) {
+    for (int si = only >= 0 ? only : 0;; si++) {
         struct stack_stats x;
         ctl_srv.host->lock();
-        struct stack *s = ctl_srv.host->stack(si);
+        struct stack *s = only >= 0 && si != only ? NULL : ctl_srv.host->stack(si);
         if (s != NULL)
             stack_get_stats(s, &x);
         ctl_srv.host->unlock();

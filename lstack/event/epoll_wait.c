@@ -12,9 +12,12 @@
  * EPOLL_CTL_MOD; an item with nothing to report leaves the list.
  *
  * The kernel set (kernel fds, kernel halves of 0.0.0.0 listeners) fills the
- * slots left after the stack events. When the stack filled every slot and
- * the kernel set could not be looked at, the next call reserves one slot for
- * it, so kernel fds are never starved by a busy stack.
+ * slots left after the stack events, when it is due (wait.c: at most every
+ * EV_KERNEL_CHECK_US, the due time kept in the lepoll across calls, and
+ * always before a call returns nothing). When the stack filled every slot
+ * and the kernel set could not be looked at, the next call reserves one slot
+ * for it and makes it due at once, so kernel fds are never starved by a
+ * busy stack.
  *
  * A 0.0.0.0 listener is in both sets; when both halves report in one call,
  * the two events (same epoll_data) are merged into one.
@@ -66,8 +69,10 @@ static int ep_stack(void *ctx)
 {
     struct ep_wait *w = ctx;
     int limit = w->max;
-    if (__atomic_load_n(&w->lep->kernel_owed, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&w->lep->kernel_owed, __ATOMIC_RELAXED)) {
         limit--; /* may be 0: the kernel set goes first this round */
+        __atomic_store_n(&w->lep->kernel_due, 0, __ATOMIC_RELAXED); /* and now */
+    }
     w->merge = w->lep->nkernel_half > 0;
     return ep_collect(w->lep, w->evs, limit);
 }
@@ -107,9 +112,36 @@ static int ep_kernel(void *ctx, int n, int timeout_ms)
     return n + k;
 }
 
+static uint64_t *ep_kernel_due(void *ctx)
+{
+    struct ep_wait *w = ctx;
+    return &w->lep->kernel_due;
+}
+
+static int ep_kernel_fds(void *ctx, struct pollfd *fds, int max)
+{
+    struct ep_wait *w = ctx;
+    if (max < 1)
+        return -1;
+    fds[0] = (struct pollfd){.fd = w->epfd, .events = POLLIN}; /* the kernel epoll set itself */
+    return 1;
+}
+
+/* run-to-wakeup: the kernel epoll fd is readable when its set has an
+ * event; sleep on it and the wake fd. */
+static int ep_block(void *ctx, int wake_fd, int timeout_ms)
+{
+    struct ep_wait *w = ctx;
+    struct pollfd p[2] = {{.fd = w->epfd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+    return ev_block_fds(p, wake_fd >= 0 ? 2 : 1, wake_fd >= 0 ? 1 : -1, timeout_ms);
+}
+
 static const struct ev_source ep_source = {
     .stack = ep_stack,
     .kernel = ep_kernel,
+    .kernel_due = ep_kernel_due,
+    .kernel_fds = ep_kernel_fds,
+    .block = ep_block,
 };
 
 int ev_epoll_pwait(struct lepoll *lep, int epfd, struct epoll_event *evs, int max, int timeout_ms,

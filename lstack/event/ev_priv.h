@@ -11,6 +11,7 @@
 #define LSTACK_EV_PRIV_H
 
 #include <signal.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +81,11 @@ struct lepoll {
      * at the kernel set: the next one reserves a slot for the kernel. Read
      * and written outside the lock (a hint: relaxed atomics). */
     bool kernel_owed;
+    /* When the kernel set is next due to be looked at (ev_clock ns, see
+     * ev_source.kernel_due): kept across calls, so that a busy set pays one
+     * kernel check per EV_KERNEL_CHECK_US, not one per call. Relaxed atomics
+     * (a hint shared by the threads waiting on this set). */
+    uint64_t kernel_due;
 };
 
 static inline struct epitem *ev_item_of_ready(struct ev_link *l)
@@ -114,24 +120,55 @@ static inline uint32_t ev_sock_bits(uint32_t ev)
 /* ---- the shared wait loop (wait.c) ---- */
 
 /* What one wait call watches: a stack part and a kernel part.
- *  stack:  under rt_lock, right after a poll round: look at the stack
- *          sockets, record what is ready, return how many entries are
- *          ready (>= 0). Called once per round; each call starts afresh.
+ *  stack:  under rt_lock (run-to-completion: right after a poll round):
+ *          look at the stack sockets, record what is ready, return how
+ *          many entries are ready (>= 0). Each call starts afresh.
  *  kernel: without the lock: look at the kernel fds, waiting up to
  *          timeout_ms (0 except for low-power sleeps); n is what the stack
  *          part just found. Returns the new total (>= n), or -1 with errno
- *          (only worth reporting when n == 0). */
+ *          (only worth reporting when n == 0).
+ *  kernel_due: optional: where the kernel part's next due time (ns of the
+ *          waiting thread's TSC clock) is kept across calls; NULL: every
+ *          call starts due (its first round looks at the kernel). Called
+ *          once per wait.
+ *  kernel_fds: the kernel part as pollfds (at most max), for a low-power
+ *          sleep that a port can end (runtime rt_sleep_begin: the wait
+ *          polls them with the port's wake-up fd, then calls kernel with
+ *          timeout 0). Returns the count, or -1 if more than max (then the
+ *          sleep is the timed one). NULL: same as -1.
+ *  block:  run-to-wakeup only, without the lock: sleep until a kernel fd of
+ *          the set or wake_fd (-1: none) is readable, a signal, or
+ *          timeout_ms (-1: no limit); the loop then asks stack and kernel
+ *          again. Returns 1 if wake_fd was readable, 0, or -errno (EINTR).
+ *  restart: a signal does not end the wait (a blocking socket call, as
+ *          with SA_RESTART); else it ends it with EINTR (epoll, poll). */
 struct ev_source {
     int (*stack)(void *ctx);
     int (*kernel)(void *ctx, int n, int timeout_ms);
+    uint64_t *(*kernel_due)(void *ctx);
+    int (*kernel_fds)(void *ctx, struct pollfd *fds, int max);
+    int (*block)(void *ctx, int wake_fd, int timeout_ms);
+    bool restart;
 };
 
-/* Poll the stack and wait until src has something (returns the count > 0),
- * the timeout passes (0; timeout_ms < 0: never, 0: exactly one round), or
- * the kernel part fails (-1, errno). mask (may be NULL) is the thread's
- * signal mask during the wait. The kernel part is consulted on the first
- * round, at most every EV_KERNEL_CHECK_US while idle, and always on the
- * last round. Called without rt_lock. */
+/* The mode's wait loop (event.h: ev_wait_polling, ev_wait_sleeping). */
+struct ev_wait_ops {
+    int (*wait)(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask);
+};
+
+/* Wait until src has something (returns the count > 0), the timeout
+ * passes (0; timeout_ms < 0: never, 0: exactly one round), or the kernel
+ * part fails (-1, errno). mask (may be NULL) is the thread's signal mask
+ * during the wait. Run-to-completion polls the stack meanwhile; the kernel
+ * part is consulted at most every EV_KERNEL_CHECK_US (kept across calls
+ * where src->kernel_due says where), and always before a call returns
+ * nothing: a round that returns stack events skips it unless it is due.
+ * Called without rt_lock. */
 int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask);
+
+/* Sleep in the kernel on fds (n of them, the last one may be the wake fd:
+ * wake_slot, or -1) for at most timeout_ms (-1: no limit). Returns 1 if the
+ * wake slot was readable, 0, or -errno. wait_sleep.c. */
+int ev_block_fds(struct pollfd *fds, nfds_t n, int wake_slot, int timeout_ms);
 
 #endif

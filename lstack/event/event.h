@@ -5,7 +5,9 @@
  * Run-to-completion: the calling thread polls the stack (rt_poll) while it
  * waits, so the wait loops below are where packets get processed. Kernel fds
  * are waited for through the real epoll/poll with a zero timeout in the
- * loop (and a real sleep in low_power_mode). Timeouts are exact (monotonic
+ * loop (and a real sleep in low_power_mode). Run-to-wakeup: the stack
+ * thread polls; a waiting thread sleeps in the kernel on its kernel fds and
+ * a wake fd (ev_wait_sleeping below). Timeouts are exact (monotonic
  * clock): an idle epoll_wait(..., 100) returns after 100 ms.
  *
  * The event layer knows sockets, not fds: the POSIX layer owns the fd table
@@ -33,6 +35,20 @@
 
 struct lsock;
 struct lepoll;
+
+/* How an application thread waits: one table per stack_thread_mode
+ * (runtime/stack_ctx.h holds it in the mode's table).
+ *  ev_wait_polling   run-to-completion: the waiting thread polls the stack
+ *                    (rt_poll) round after round (event/wait.c);
+ *  ev_wait_sleeping  run-to-wakeup: it looks at the sockets, then sleeps in
+ *                    the kernel on its kernel fds and its wake fd, which the
+ *                    stack thread signals (event/wait_sleep.c).
+ * ev_use picks one, at stack start, before any application thread can wait
+ * (the default is ev_wait_polling). */
+struct ev_wait_ops;
+extern const struct ev_wait_ops ev_wait_polling;
+extern const struct ev_wait_ops ev_wait_sleeping;
+void ev_use(const struct ev_wait_ops *w);
 
 /* The stack socket behind fd, or NULL (a kernel fd, or none). With a
  * socket, *kernel_half tells whether fd's kernel socket also serves it (the

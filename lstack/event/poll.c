@@ -83,9 +83,35 @@ static int pw_kernel(void *ctx, int n, int timeout_ms)
     return n;
 }
 
+static int pw_kernel_fds(void *ctx, struct pollfd *fds, int max)
+{
+    struct poll_wait *w = ctx;
+    if (w->nk > (nfds_t)max)
+        return -1;
+    for (nfds_t j = 0; j < w->nk; j++)
+        fds[j] = (struct pollfd){.fd = w->kfds[j].fd, .events = w->kfds[j].events};
+    return (int)w->nk;
+}
+
+/* run-to-wakeup: sleep on the kernel part and the wake fd, which takes
+ * the slot after it (the scratch arrays have one more). */
+static int pw_block(void *ctx, int wake_fd, int timeout_ms)
+{
+    struct poll_wait *w = ctx;
+    nfds_t n = w->nk;
+    int slot = -1;
+    if (wake_fd >= 0) {
+        slot = (int)n;
+        w->kfds[n++] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
+    }
+    return ev_block_fds(w->kfds, n, slot, timeout_ms);
+}
+
 static const struct ev_source poll_source = {
     .stack = pw_stack,
     .kernel = pw_kernel,
+    .kernel_fds = pw_kernel_fds,
+    .block = pw_block,
 };
 
 /* Split fds into w (scratch arrays already set, sized n). Returns the
@@ -132,29 +158,40 @@ int ev_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask,
     if (fds == NULL || rt_is_child() || !any_stack_sock(fds, n, sock_of))
         return kernel_ppoll(fds, n, timeout_ms, mask);
 
+    /* kfds has one slot more than fds: pw_block's wake fd. */
     struct poll_sock small_socks[EV_POLL_SMALL];
-    struct pollfd small_kfds[EV_POLL_SMALL];
+    struct pollfd small_kfds[EV_POLL_SMALL + 1];
     nfds_t small_kidx[EV_POLL_SMALL];
     struct poll_wait w = {.socks = small_socks, .kfds = small_kfds, .kidx = small_kidx};
     void *heap = NULL;
     if (n > EV_POLL_SMALL) {
         size_t each = sizeof(struct poll_sock) + sizeof(struct pollfd) + sizeof(nfds_t);
-        if (n > SIZE_MAX / each) {
+        if (n >= SIZE_MAX / each) {
             errno = EINVAL;
             return -1;
         }
-        heap = malloc(n * each);
+        heap = malloc((n + 1) * each);
         if (heap == NULL) {
             errno = ENOMEM;
             return -1;
         }
         w.socks = heap;
         w.kfds = (struct pollfd *)(w.socks + n);
-        w.kidx = (nfds_t *)(w.kfds + n);
+        w.kidx = (nfds_t *)(w.kfds + n + 1);
     }
+    /* The sockets are held for the wait: another thread may close one
+     * (lsock_hold); the lookup is under the lock, as is every close. */
+    rt_lock();
     pw_split(&w, fds, n, sock_of);
+    for (nfds_t i = 0; i < w.nsocks; i++)
+        lsock_hold(w.socks[i].s);
+    rt_unlock();
     int rc = ev_wait(&poll_source, &w, timeout_ms, mask);
     int saved = errno;
+    rt_lock();
+    for (nfds_t i = 0; i < w.nsocks; i++)
+        lsock_release(w.socks[i].s);
+    rt_unlock();
     free(heap);
     errno = saved;
     return rc;

@@ -1,32 +1,55 @@
 /*
- * wait.c - the wait loop shared by epoll_wait, poll, select and the blocking
- * socket calls: deadline, stack polling under rt_lock, the rate-limited
- * kernel check, the low-power sleep, the signal mask; and ev_wait_sock.
+ * wait.c - run-to-completion's wait loop (ev_wait_polling), shared by
+ * epoll_wait, poll, select and the blocking socket calls: deadline, stack
+ * polling under rt_lock, the rate-limited kernel check, the low-power sleep,
+ * the signal mask; ev_wait, which runs the mode's loop; and ev_wait_sock.
+ * Run-to-wakeup's loop is wait_sleep.c.
  *
  * Run-to-completion: the waiting thread is the one that polls the NIC, so a
  * wait is a loop of poll rounds. Each round: rt_poll() and the stack check
  * under rt_lock, then (if due) the kernel check without it. The kernel check
- * is a zero-timeout syscall made on the first round, at most every
- * EV_KERNEL_CHECK_US while nothing is ready, and always on the round that
- * returns (kernel fds are never starved by a busy stack). In low_power_mode,
+ * is a zero-timeout syscall made at most every EV_KERNEL_CHECK_US, and
+ * always before a call would return nothing (epoll_wait(0) on a ready pipe
+ * reports it). The due time is kept across calls where the source has a
+ * place for it (an epoll set: struct lepoll), so a busy set whose every
+ * call returns stack events pays one syscall per EV_KERNEL_CHECK_US, not
+ * one per call (issue 11: it was one epoll_wait(0) per request on each end
+ * of a memif pair); a kernel fd that gets ready while stack sockets keep
+ * the set busy is reported by a call within EV_KERNEL_CHECK_US of its
+ * getting ready (of the first call after that, if the application is away
+ * longer), not necessarily by the first call after it, the one deviation
+ * from Linux, which would report both in one call (a race with the stack's
+ * own arrivals all the same). Sources without a place (poll, select, one
+ * socket) look on the first round of each call. In low_power_mode,
  * once nothing arrived for EV_IDLE_US, the kernel check blocks for up to
  * 1 ms instead of spinning (an idle stack then costs ~1000 syscalls/s).
+ * A port that can wake a sleeper (ltran's, runtime/sleep.c) shortens that:
+ * idle EV_WAKE_IDLE_US, then one poll() of the kernel fds and the port's
+ * wake-up fd ends as soon as a frame comes for this process (ev_sleep_woken).
  *
  * Time is CLOCK_MONOTONIC in nanoseconds, estimated from the TSC per round
  * (common/tsc_clock.c, one clock per thread: a clock_gettime per round was
  * 7.7% of the samples of a perf profile of scenario 6; rt_now_ms is too
  * coarse for the kernel-check rate). The deadline is taken from
- * CLOCK_MONOTONIC itself, which is read again to confirm it has passed: a
- * wait never ends before its timeout, and after it by no more than a round
- * and the estimate's lag (or a low-power sleep's timer slack).
+ * CLOCK_MONOTONIC itself at the end of the first round (a call that returns
+ * from it reads no clock but the TSC: a vDSO clock_gettime per epoll_wait
+ * was ~0.1 us of a busy server's request on this VM), and read again to
+ * confirm it has passed: a wait never ends before its timeout, and after it
+ * by no more than two rounds and the estimate's lag (or a low-power sleep's
+ * timer slack).
  *
  * Signal mask: set with pthread_sigmask for the whole wait and restored.
  * Known gap: a signal whose handler runs while we spin does not end the
  * wait with EINTR (only one that arrives inside the kernel check does).
  *
- * Rejected: an eventfd/interrupt-driven sleep (the NIC has no interrupt in
- * this mode); sleeping with nanosleep (the kernel fds would wait for the
- * sleep to end); a kernel check every round (a syscall per spin).
+ * Rejected: an eventfd/interrupt-driven sleep on a direct port (the vdevs
+ * have no rx interrupt; ltran's port has its wake-up); sleeping with
+ * nanosleep (the kernel fds would wait for the sleep to end); a kernel
+ * check every round (a syscall per spin), or on every round that returns
+ * (a syscall per request on a busy server); for now, an io_uring poll on
+ * the kernel epoll fd (readiness seen in shared memory, no syscall until a
+ * kernel fd is ready: exact, but a ring per set and a kernel feature that
+ * seccomp profiles often forbid).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -44,7 +67,34 @@ enum {
     EV_KERNEL_CHECK_US = 64,   /* at most one idle kernel check per this */
     EV_IDLE_US = 2000,         /* low power: idle this long before sleeping */
     EV_SLEEP_MS = 1,           /* low power: one sleep in the kernel check */
+    EV_WAKE_IDLE_US = 50,      /* low power, a port that wakes us: idle this long */
+    EV_WAKE_FDS = 64,          /* kernel fds polled with the wake-up fd (more: timed sleep) */
 };
+
+/* The low-power sleep of a port that can end it: poll the kernel part and
+ * the port's wake-up fd together, up to sleep_ms, then look at the kernel
+ * part without waiting. Returns what src->kernel returns. */
+static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sleep_ms)
+{
+    struct pollfd fds[EV_WAKE_FDS + 1];
+    int k = src->kernel_fds != NULL ? src->kernel_fds(ctx, fds, EV_WAKE_FDS) : -1;
+    if (k < 0)
+        return src->kernel(ctx, n, sleep_ms);
+    int wfd = rt_sleep_begin();
+    if (wfd == -EAGAIN)
+        return src->kernel(ctx, n, 0); /* frames came meanwhile */
+    if (wfd < 0)
+        return src->kernel(ctx, n, sleep_ms);
+    fds[k] = (struct pollfd){.fd = wfd, .events = POLLIN};
+    int r = libc.poll(fds, (nfds_t)k + 1, sleep_ms);
+    int saved = errno;
+    rt_sleep_end();
+    if (r < 0 && saved == EINTR && !src->restart && n == 0) {
+        errno = EINTR;
+        return -1;
+    }
+    return src->kernel(ctx, n, 0);
+}
 
 /* The waiting thread's clock (initial-exec: liblstack.so is preloaded or
  * linked, never dlopened, so the variable is in the static TLS block). */
@@ -70,15 +120,22 @@ static inline void ev_relax(void)
 #endif
 }
 
-int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
+static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
 {
     sigset_t saved_mask;
     bool masked = mask != NULL && pthread_sigmask(SIG_SETMASK, mask, &saved_mask) == 0;
     bool low_power = rt_low_power();
     uint64_t now = ev_now_ns();
-    uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : tsc_clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
-    uint64_t kernel_due = now; /* the first round looks at the kernel */
-    uint64_t busy_at = now;    /* when a frame last arrived */
+    /* A timeout > 0 is counted from the end of the first round: a call that
+     * returns from its first round (a busy server's, nearly all) reads no
+     * clock but the TSC; the others end at most a round late, never early. */
+    uint64_t deadline = UINT64_MAX;
+    bool deadline_due = timeout_ms > 0;
+    uint64_t call_due = now; /* without a kept one, the first round looks */
+    uint64_t *kernel_due = src->kernel_due != NULL ? src->kernel_due(ctx) : &call_due;
+    uint64_t busy_at = now;  /* when a frame last arrived */
+    bool wake = low_power && rt_can_wake();
+    uint64_t idle_ns = (wake ? EV_WAKE_IDLE_US : EV_IDLE_US) * 1000u;
     int n;
 
     for (;;) {
@@ -93,12 +150,13 @@ int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigse
         if (frames > 0)
             busy_at = now;
         bool last = n > 0 || timeout_ms == 0 || ev_expired(now, deadline);
-        if (last || now >= kernel_due) {
+        if ((last && n == 0) || now >= __atomic_load_n(kernel_due, __ATOMIC_RELAXED)) {
             int sleep_ms = 0;
-            if (!last && low_power && now - busy_at >= EV_IDLE_US * 1000u && now < deadline &&
+            if (!last && low_power && !deadline_due && now - busy_at >= idle_ns && now < deadline &&
                 deadline - now >= (uint64_t)EV_SLEEP_MS * 1000000u)
                 sleep_ms = EV_SLEEP_MS;
-            int total = src->kernel(ctx, n, sleep_ms);
+            int total = sleep_ms > 0 && wake ? ev_sleep_woken(src, ctx, n, sleep_ms)
+                                             : src->kernel(ctx, n, sleep_ms);
             if (total < 0 && n == 0) {
                 n = -1;
                 break;
@@ -107,9 +165,15 @@ int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigse
                 n = total;
             if (sleep_ms > 0)
                 now = ev_now_ns();
-            kernel_due = now + EV_KERNEL_CHECK_US * 1000u;
+            __atomic_store_n(kernel_due, now + EV_KERNEL_CHECK_US * 1000u, __ATOMIC_RELAXED);
             if (last || n > 0 || ev_expired(now, deadline))
                 break;
+        } else if (last) {
+            break; /* stack events, the kernel not due: it waits its turn */
+        }
+        if (deadline_due) {
+            deadline = tsc_clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
+            deadline_due = false;
         }
         ev_relax();
     }
@@ -120,6 +184,24 @@ int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigse
         errno = saved;
     }
     return n;
+}
+
+const struct ev_wait_ops ev_wait_polling = {
+    .wait = ev_wait_poll_loop,
+};
+
+/* The mode's loop: set once by ev_use before any application thread
+ * waits, read without a barrier after. */
+static const struct ev_wait_ops *ev_mode = &ev_wait_polling;
+
+void ev_use(const struct ev_wait_ops *w)
+{
+    ev_mode = w;
+}
+
+int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
+{
+    return ev_mode->wait(src, ctx, timeout_ms, mask);
 }
 
 /* ---- one socket ---- */
@@ -155,9 +237,38 @@ static int sw_kernel(void *ctx, int n, int timeout_ms)
     return n; /* EINTR included: a blocking call restarts, like SA_RESTART */
 }
 
+static int sw_kernel_fds(void *ctx, struct pollfd *fds, int max)
+{
+    struct sock_wait *w = ctx;
+    if (!w->kernel_half)
+        return 0;
+    if (max < 1)
+        return -1;
+    fds[0] = (struct pollfd){.fd = w->fd, .events = POLLIN};
+    return 1;
+}
+
+static int sw_block(void *ctx, int wake_fd, int timeout_ms)
+{
+    struct sock_wait *w = ctx;
+    struct pollfd p[2];
+    nfds_t n = 0;
+    if (w->kernel_half)
+        p[n++] = (struct pollfd){.fd = w->fd, .events = POLLIN};
+    int slot = -1;
+    if (wake_fd >= 0) {
+        slot = (int)n;
+        p[n++] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
+    }
+    return ev_block_fds(p, n, slot, timeout_ms);
+}
+
 static const struct ev_source sock_source = {
     .stack = sw_stack,
     .kernel = sw_kernel,
+    .kernel_fds = sw_kernel_fds,
+    .block = sw_block,
+    .restart = true,
 };
 
 uint32_t ev_wait_sock(struct lsock *s, int fd, bool kernel_half, uint32_t events, long timeout_ms)
@@ -165,7 +276,13 @@ uint32_t ev_wait_sock(struct lsock *s, int fd, bool kernel_half, uint32_t events
     /* The kernel half is a listener: only its EPOLLIN (a connection) counts. */
     struct sock_wait w = {.s = s, .fd = fd, .kernel_half = kernel_half && (events & EPOLLIN), .events = events};
     int saved = errno;
+    rt_lock();
+    lsock_hold(s); /* another thread may close the fd meanwhile */
+    rt_unlock();
     int n = ev_wait(&sock_source, &w, timeout_ms, NULL);
+    rt_lock();
+    lsock_release(s);
+    rt_unlock();
     errno = saved;
     return n > 0 ? w.seen : 0;
 }

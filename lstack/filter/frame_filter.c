@@ -69,7 +69,7 @@ static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint
         return FRAME_MALFORMED;
     if (hw & FRAME_HW_IP_BAD)
         return FRAME_BAD_CSUM;
-    if (!(hw & FRAME_HW_IP_GOOD) && inet_csum_add(0, ip, hlen) != 0xffff)
+    if (!(hw & FRAME_HW_IP_GOOD) && !inet_ip_hdr_ok(ip, hlen))
         return FRAME_BAD_CSUM;
     uint32_t dst;
     memcpy(&dst, ip + 16, 4); /* network byte order, like f->addr */

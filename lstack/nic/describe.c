@@ -101,19 +101,71 @@ static void describe_link(struct out *o, const struct dpdk_nic *n)
     memif_port_describe(n, o->emit, o->ctx);
 }
 
+/* Item "q<i>_<what>". */
+static void qnum(struct out *o, unsigned i, const char *what, uint64_t value)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "q%u_%s", i, what);
+    num(o, name, value);
+}
+
+static const char *steer_kind(enum nic_steer_kind k)
+{
+    switch (k) {
+    case NIC_STEER_ONE:
+        return "one-queue";
+    case NIC_STEER_TOEPLITZ:
+        return "rss-toeplitz";
+    case NIC_STEER_OPAQUE:
+    default:
+        return "port-hash";
+    }
+}
+
+/* The port's queues: sizes, how flows reach them, and per queue ("qN_"
+ * items) what this lstack counted, the port's own per-queue counters and
+ * the queue's pool. Another queue's counters are read while its poller
+ * runs: each number is a whole 64-bit load, the set of them a snapshot
+ * of no single instant. */
 static void describe_queues(struct out *o, const struct dpdk_nic *n)
 {
     struct rte_eth_rxq_info rxq;
     struct rte_eth_txq_info txq;
+    const struct dpdk_queue_set *set = n->set;
     o->group = "queues";
-    num(o, "rx_queues", 1);
-    num(o, "tx_queues", 1);
-    if (rte_eth_rx_queue_info_get(n->port, 0, &rxq) == 0)
+    num(o, "rx_queues", set->nb);
+    num(o, "tx_queues", set->nb);
+    num(o, "this_queue", n->queue);
+    if (rte_eth_rx_queue_info_get(n->port, n->queue, &rxq) == 0)
         num(o, "rx_desc", rxq.nb_desc);
-    if (rte_eth_tx_queue_info_get(n->port, 0, &txq) == 0)
+    if (rte_eth_tx_queue_info_get(n->port, n->queue, &txq) == 0)
         num(o, "tx_desc", txq.nb_desc);
     num(o, "rx_burst", n->burst);
     num(o, "tx_batch", NIC_TX_BATCH);
+    text(o, "steering", steer_kind(set->steer.kind));
+    if (set->steer.kind == NIC_STEER_TOEPLITZ) {
+        num(o, "rss_key_len", set->steer.key_len);
+        num(o, "reta_size", set->steer.reta_size);
+    }
+    struct rte_eth_stats es;
+    bool have_es = rte_eth_stats_get(n->port, &es) == 0;
+    for (unsigned i = 0; i < set->nb; i++) {
+        const struct dpdk_nic *q = set->q[i];
+        qnum(o, i, "rx_packets", __atomic_load_n(&q->st.rx_packets, __ATOMIC_RELAXED));
+        qnum(o, i, "rx_bytes", __atomic_load_n(&q->st.rx_bytes, __ATOMIC_RELAXED));
+        qnum(o, i, "tx_packets", __atomic_load_n(&q->st.tx_packets, __ATOMIC_RELAXED));
+        qnum(o, i, "tx_bytes", __atomic_load_n(&q->st.tx_bytes, __ATOMIC_RELAXED));
+        qnum(o, i, "drop_tx_full", __atomic_load_n(&q->st.drop_tx_full, __ATOMIC_RELAXED));
+        qnum(o, i, "drop_tx_nombuf", __atomic_load_n(&q->st.drop_tx_nombuf, __ATOMIC_RELAXED));
+        if (have_es && i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+            qnum(o, i, "port_ipackets", es.q_ipackets[i]);
+            qnum(o, i, "port_opackets", es.q_opackets[i]);
+            qnum(o, i, "port_errors", es.q_errors[i]);
+        }
+        qnum(o, i, "node", (uint64_t)(int64_t)q->node);
+        qnum(o, i, "pool_free", rte_mempool_avail_count(q->pool));
+        qnum(o, i, "pool_size", q->pool->size);
+    }
 }
 
 static void describe_stats(struct out *o, const struct dpdk_nic *n)
@@ -148,7 +200,7 @@ static void describe_stats(struct out *o, const struct dpdk_nic *n)
 
 static void describe_pool(struct out *o, const struct dpdk_nic *n)
 {
-    o->group = "pool";
+    o->group = "pool"; /* this queue's (each queue's size and free count: "queues") */
     text(o, "name", n->pool->name);
     num(o, "size", n->pool->size);
     num(o, "cache_size", n->pool->cache_size);

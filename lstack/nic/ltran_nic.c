@@ -19,17 +19,26 @@
  * Every buffer this process holds carries its tag (REGISTER's reply) in
  * mbuf hash.usr, cleared before it is freed: ltran frees what a process
  * killed with -9 still held.
+ * Low power: the process gives ltran an eventfd at REGISTER (SCM_RIGHTS);
+ * sleep_begin sets this client's word in ltran's wake zone and hands the
+ * eventfd to the wait loop, which polls it with its kernel fds; ltran
+ * writes it when it puts frames on the rx ring of a client whose word is
+ * set. tx_flush wakes ltran (its eventfd, given in REGISTER's reply) when
+ * ltran's word says it sleeps.
+ * No syscall on either side while the other one is awake.
  * Rejected: a pool per client (ltran would copy each frame from its rx pool
  * to the client's); a client-side mempool cache (DPDK's per-lcore caches
  * are per lcore id, and ltran and its clients all run on lcore ids they
  * chose themselves: two processes on one cache corrupt it; ltran's pool
  * has none); reconnecting to a restarted ltran (its memory is new: the
- * process would have to drop every buffer it holds).
+ * process would have to drop every buffer it holds, and attach to the new
+ * memory with a second rte_eal_init, which DPDK does not support).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -38,6 +47,7 @@
 
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
+#include <rte_memzone.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
@@ -53,6 +63,9 @@
 struct ltran_nic {
     struct nic base;
     int fd;                       /* ltran's socket */
+    int wake_fd;                  /* eventfd ltran writes to wake us (-1: none) */
+    int ltran_fd;                 /* ltran's eventfd: we write it to wake ltran (-1: none) */
+    struct ltran_wake_zone *zone; /* in ltran's memory (NULL: no wake-ups) */
     bool gone;                    /* ltran closed it */
     uint32_t id, ip;
     uint32_t tag;                 /* hash.usr of the mbufs this process holds */
@@ -62,6 +75,7 @@ struct ltran_nic {
     uint16_t mtu, data_room, burst;
     uint64_t next_check, check_cycles;
     unsigned tx_count;
+    uint64_t sleeps, woken, wakes_sent; /* low power: sleeps begun, ended by ltran's eventfd, ltran woken */
     struct rte_mbuf *tx_batch[LTRAN_TX_BATCH];
     struct nic_stats st;
     char name[64];
@@ -92,8 +106,13 @@ static int k_close(int fd)
 
 /* One request and its reply. Returns the reply's status (0 or -errno), or
  * -errno of the exchange itself; reply body copied to out (up to outlen). */
-static int rpc(int fd, uint16_t type, const void *body, uint32_t blen, void *out, size_t outlen)
+/* pass_fd >= 0 goes along with the request; *got_fd (may be NULL) receives
+ * an fd that came with the reply, else -1 (one that is not wanted is closed). */
+static int rpc(int fd, uint16_t type, const void *body, uint32_t blen, void *out, size_t outlen, int pass_fd,
+               int *got_fd)
 {
+    if (got_fd != NULL)
+        *got_fd = -1;
     uint8_t msg[sizeof(struct ltran_hdr) + 256];
     if (blen > 256)
         return -EMSGSIZE;
@@ -101,10 +120,42 @@ static int rpc(int fd, uint16_t type, const void *body, uint32_t blen, void *out
     memcpy(msg, &h, sizeof(h));
     if (blen > 0)
         memcpy(msg + sizeof(h), body, blen);
-    if (syscall(SYS_sendto, fd, msg, sizeof(h) + blen, MSG_NOSIGNAL, NULL, 0) < 0)
+    struct iovec iov = {.iov_base = msg, .iov_len = sizeof(h) + blen};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } cm;
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (pass_fd >= 0) {
+        memset(&cm, 0, sizeof(cm));
+        mh.msg_control = cm.buf;
+        mh.msg_controllen = sizeof(cm.buf);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
+    if (syscall(SYS_sendmsg, fd, &mh, MSG_NOSIGNAL) < 0)
         return -errno;
     uint8_t rep[sizeof(struct ltran_hdr) + 512];
-    long n = syscall(SYS_recvfrom, fd, rep, sizeof(rep), 0, NULL, NULL);
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } rcm;
+    struct iovec riov = {.iov_base = rep, .iov_len = sizeof(rep)};
+    struct msghdr rmh = {.msg_iov = &riov, .msg_iovlen = 1, .msg_control = rcm.buf, .msg_controllen = sizeof(rcm.buf)};
+    long n = syscall(SYS_recvmsg, fd, &rmh, MSG_CMSG_CLOEXEC);
+    for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&rmh) : NULL; c != NULL; c = CMSG_NXTHDR(&rmh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(sizeof(int)))
+            continue;
+        int f;
+        memcpy(&f, CMSG_DATA(c), sizeof(int));
+        if (got_fd != NULL && *got_fd < 0)
+            *got_fd = f;
+        else
+            k_close(f);
+    }
     if (n < 0)
         return errno == EAGAIN ? -ETIMEDOUT : -errno;
     if (n == 0)
@@ -211,12 +262,28 @@ static void ltran_pkt_free(struct nic *nic, void *handle)
     rte_pktmbuf_free(m);
 }
 
+/* After frames went on the tx ring: if ltran sleeps (low_power_mode), wake
+ * it (its eventfd). The fence orders the ring's tail store before the load
+ * of the word (ltran stores its word, fences, then looks at the rings). */
+static void wake_ltran(struct ltran_nic *n)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    uint32_t *w = &n->zone->ltran.sleeping;
+    if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0 || __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL) == 0)
+        return;
+    uint64_t one = 1;
+    if (syscall(SYS_write, n->ltran_fd, &one, sizeof(one)) == (long)sizeof(one))
+        n->wakes_sent++;
+}
+
 static unsigned ltran_tx_flush(struct nic *nic)
 {
     struct ltran_nic *n = lnic(nic);
     unsigned sent = 0;
     if (!n->gone && n->tx_count > 0)
         sent = rte_ring_sp_enqueue_burst(n->tx, (void **)n->tx_batch, n->tx_count, NULL);
+    if (sent > 0 && n->zone != NULL)
+        wake_ltran(n);
     for (unsigned i = 0; i < sent; i++) {
         n->st.tx_packets++;
         n->st.tx_bytes += n->tx_batch[i]->pkt_len;
@@ -277,6 +344,10 @@ static void ltran_close(struct nic *nic)
     struct ltran_nic *n = lnic(nic);
     ltran_tx_flush(nic);
     k_close(n->fd); /* ltran frees the rings and what they hold */
+    if (n->wake_fd >= 0)
+        k_close(n->wake_fd);
+    if (n->ltran_fd >= 0)
+        k_close(n->ltran_fd);
     free(n);
 }
 
@@ -291,6 +362,10 @@ static void ltran_describe(const struct nic *nic, nic_describe_fn emit, void *ct
     emit(ctx, &(struct nic_item){.group = "queues", .name = "rx_ring_depth", .num = rte_ring_count(n->rx)});
     emit(ctx, &(struct nic_item){.group = "queues", .name = "tx_ring", .text = n->tx->name});
     emit(ctx, &(struct nic_item){.group = "queues", .name = "tx_ring_depth", .num = rte_ring_count(n->tx)});
+    emit(ctx, &(struct nic_item){.group = "low_power", .name = "wake_up", .text = n->zone ? "eventfd" : "none"});
+    emit(ctx, &(struct nic_item){.group = "low_power", .name = "sleeps", .num = n->sleeps});
+    emit(ctx, &(struct nic_item){.group = "low_power", .name = "woken_by_ltran", .num = n->woken});
+    emit(ctx, &(struct nic_item){.group = "low_power", .name = "ltran_woken", .num = n->wakes_sent});
     emit(ctx, &(struct nic_item){.group = "pool", .name = "name", .text = n->pool->name});
     emit(ctx, &(struct nic_item){.group = "pool", .name = "free", .num = rte_mempool_avail_count(n->pool)});
     emit(ctx, &(struct nic_item){.group = "pool", .name = "size", .num = n->pool->size});
@@ -308,12 +383,37 @@ static int ltran_claim_listen(struct nic *nic, uint32_t ip, uint16_t port, bool 
     if (n->gone)
         return on ? -ENOTCONN : 0;
     struct ltran_listen l = {.ip = ip, .port = port, .on = on};
-    int rc = rpc(n->fd, LTRAN_LISTEN, &l, sizeof(l), NULL, 0);
+    int rc = rpc(n->fd, LTRAN_LISTEN, &l, sizeof(l), NULL, 0, -1, NULL);
     if (rc == -ECONNRESET || rc == -EPIPE) {
         say_gone(n);
         return on ? -ENOTCONN : 0;
     }
     return rc;
+}
+
+static int ltran_sleep_begin(struct nic *nic)
+{
+    struct ltran_nic *n = lnic(nic);
+    if (n->gone || n->zone == NULL)
+        return -ENOTSUP; /* the timed sleep */
+    uint32_t *w = &n->zone->client[n->id].sleeping;
+    __atomic_store_n(w, 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the word before the ring's count (ltran: ring, then word) */
+    if (rte_ring_count(n->rx) != 0) {
+        __atomic_store_n(w, 0, __ATOMIC_RELAXED);
+        return -EAGAIN;
+    }
+    __atomic_fetch_add(&n->sleeps, 1, __ATOMIC_RELAXED);
+    return n->wake_fd;
+}
+
+static void ltran_sleep_end(struct nic *nic)
+{
+    struct ltran_nic *n = lnic(nic);
+    __atomic_store_n(&n->zone->client[n->id].sleeping, 0, __ATOMIC_RELAXED);
+    uint64_t v;
+    if (syscall(SYS_read, n->wake_fd, &v, sizeof(v)) == (long)sizeof(v))
+        __atomic_fetch_add(&n->woken, 1, __ATOMIC_RELAXED);
 }
 
 static const struct nic_ops ltran_nic_ops = {
@@ -328,6 +428,8 @@ static const struct nic_ops ltran_nic_ops = {
     .describe = ltran_describe,
     .caps = ltran_caps,
     .claim_listen = ltran_claim_listen,
+    .sleep_begin = ltran_sleep_begin,
+    .sleep_end = ltran_sleep_end,
 };
 
 /* ---- open ---- */
@@ -354,6 +456,7 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    n->wake_fd = n->ltran_fd = -1;
     snprintf(n->sock_path, sizeof(n->sock_path), "%s", p->socket_path);
     n->fd = connect_ltran(p->socket_path, err, errlen);
     if (n->fd < 0) {
@@ -361,7 +464,7 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
         return NULL;
     }
     struct ltran_hello_reply hello;
-    int rc = rpc(n->fd, LTRAN_HELLO, NULL, 0, &hello, sizeof(hello));
+    int rc = rpc(n->fd, LTRAN_HELLO, NULL, 0, &hello, sizeof(hello), -1, NULL);
     if (rc != 0) {
         rpc_err(rc, "hello", err, errlen);
         goto fail;
@@ -413,8 +516,11 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
             reg.name[strcspn(reg.name, "\n")] = '\0';
         fclose(comm);
     }
+    n->wake_fd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (n->wake_fd >= 0)
+        reg.flags |= LTRAN_REG_WAKE_FD;
     struct ltran_register_reply rr;
-    rc = rpc(n->fd, LTRAN_REGISTER, &reg, sizeof(reg), &rr, sizeof(rr));
+    rc = rpc(n->fd, LTRAN_REGISTER, &reg, sizeof(reg), &rr, sizeof(rr), n->wake_fd, &n->ltran_fd);
     if (rc != 0) {
         rpc_err(rc, "register", err, errlen);
         goto fail_eal;
@@ -428,6 +534,17 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
     }
     n->id = rr.id;
     n->tag = rr.tag;
+    rr.wake_zone[LTRAN_NAME_MAX - 1] = '\0';
+    const struct rte_memzone *z = rr.wake && n->id < LTRAN_MAX_CLIENTS ? rte_memzone_lookup(rr.wake_zone) : NULL;
+    if (z != NULL && z->len >= sizeof(struct ltran_wake_zone) && n->ltran_fd >= 0) {
+        n->zone = z->addr;
+    } else {
+        if (n->wake_fd >= 0)
+            k_close(n->wake_fd); /* no wake-ups: the timed low-power sleep */
+        if (n->ltran_fd >= 0)
+            k_close(n->ltran_fd);
+        n->wake_fd = n->ltran_fd = -1;
+    }
     n->ip = p->ip;
     memcpy(n->mac, hello.mac, 6);
     n->mtu = hello.mtu;
@@ -439,6 +556,10 @@ struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t
     n->base.ops = &ltran_nic_ops;
     return &n->base;
 fail_eal:
+    if (n->wake_fd >= 0)
+        k_close(n->wake_fd);
+    if (n->ltran_fd >= 0)
+        k_close(n->ltran_fd);
     k_close(n->fd);
     free(n);
     nic_eal_cleanup();

@@ -1,11 +1,12 @@
 /*
  * nic.h - the stack's view of a network port: a table of operations over an
  * opaque port. Two implementations:
- *   - DPDK (nic/port.c, nic/io.c): one port, one rx and one tx queue, one
- *     hugepage mbuf pool; EAL set-up in nic/eal.c.
+ *   - DPDK (nic/port.c, nic/io.c): one rx/tx queue pair of a port and its
+ *     hugepage mbuf pool (a port may have one pair per stack:
+ *     nic/nic_queues.h); EAL set-up in nic/eal.c.
  *   - memory (nic/mem_nic.c): two ports wired back to back in one process,
  *     for tests that need no DPDK, no hugepages and no root (like DPDK's
- *     ring-backed test PMD).
+ *     ring-backed test PMD); nic/mem_rss.h splits one into RSS queues.
  * No DPDK or lwIP type crosses this header, so the lwIP side (whose headers
  * clash with rte_ethdev.h) can include it.
  *
@@ -47,6 +48,10 @@ struct nic_stats {
     uint64_t drop_tx_toolong;        /* outgoing frame larger than a buffer */
     uint64_t port_imissed;           /* from the port: rx queue full */
     uint64_t port_rx_nombuf;         /* from the port: no buffer to receive */
+    uint64_t tx_burst_cycles;        /* TSC ticks inside the port's tx burst calls
+                                        (DPDK ports; an af_xdp kick's system
+                                        call and the kernel work it runs on
+                                        this core included: issue 11) */
     uint32_t mbuf_free;              /* buffers available now (caches included) */
     uint32_t mbuf_total;             /* buffers in all */
 };
@@ -127,6 +132,16 @@ struct nic_ops {
      * -ENOTCONN (the sharer is gone). The poller's thread. NULL: a port of
      * this process alone, nothing to claim. */
     int (*claim_listen)(struct nic *n, uint32_t ip, uint16_t port, bool on);
+    /* Low power: the caller is about to sleep until a frame comes. Returns
+     * an fd that becomes readable (POLLIN) when one does, to poll with its
+     * other fds, then sleep_end; -EAGAIN: frames wait already (poll the
+     * port, do not sleep; no sleep_end). Any thread, without the stack's
+     * lock, concurrently with the poller. NULL (both): the port cannot wake
+     * a sleeper. */
+    int (*sleep_begin)(struct nic *n);
+    /* After a sleep_begin that returned an fd: no longer asleep; consumes
+     * the wake-up. */
+    void (*sleep_end)(struct nic *n);
 };
 
 /* Every implementation's port struct starts with this. */

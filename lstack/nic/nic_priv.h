@@ -13,6 +13,7 @@
 
 #include "nic/nic.h"
 #include "nic/quiesce.h"
+#include "nic/steer.h"
 
 #define NIC_TX_BATCH 64
 #define NIC_MAX_BURST 512
@@ -39,6 +40,24 @@ int nic_pool_check_umem(const struct rte_mempool *mp, char *err, size_t errlen);
 void dpdk_nic_describe(const struct nic *n, nic_describe_fn emit, void *ctx);
 
 struct dpdk_nic;
+
+/* The queues of one port opened by nic_dpdk_open_queues (port.c): each is
+ * a struct dpdk_nic; the set frees them all, and their pools, when the
+ * last is closed (a started port's rx queues still hold their pools). */
+struct dpdk_queue_set {
+    unsigned nb;              /* queues */
+    unsigned open;            /* atomic: queues not closed yet */
+    struct nic_steer steer;   /* how flows reach the queues (steer.h) */
+    struct dpdk_nic *q[NIC_STEER_QUEUES_MAX];
+};
+
+/* port_rss.c: the RSS configuration for nb queues where the port has it
+ * (sets conf's mq_mode and rss_conf); after the start, how flows reach the
+ * queues (steer). */
+void port_rss_configure(uint16_t port, const struct rte_eth_dev_info *info, unsigned nb, struct rte_eth_conf *conf);
+void port_rss_steer(uint16_t port, const struct rte_eth_dev_info *info, unsigned nb, const struct rte_eth_conf *conf,
+                    struct nic_steer *steer);
+
 /* memif_port.c: a net_memif port's guard, link watch and reconnects.
  * memif_port_is: the port's driver is net_memif. memif_port_open: guard
  * its bursts (before the port starts); -1 with err set. A failed
@@ -72,6 +91,9 @@ static inline const struct dpdk_nic *dpdk_nic_c(const struct nic *n)
 struct dpdk_nic {
     struct nic base;          /* first: ops */
     uint16_t port;
+    uint16_t queue;           /* the rx/tx queue pair this struct nic drives */
+    int node;                 /* NUMA node of its pool */
+    struct dpdk_queue_set *set; /* the port's queues (one for nic_dpdk_open) */
     uint16_t burst;
     uint16_t mbuf_data_room;  /* bytes a single mbuf can carry */
     struct rte_mempool *pool;

@@ -1,12 +1,17 @@
 /*
- * port.c - open one DPDK port for a stack: choose it, size its mbuf pool,
- * configure one rx and one tx queue, start it; and close it again.
+ * port.c - open a DPDK port for the stacks: choose it, give each of its
+ * rx/tx queue pairs (one per stack) a struct nic and an mbuf pool on its
+ * stack's NUMA node, configure the queues, start it; and close it again.
  *
- * Owns: port selection (by MAC, or the only port), the mbuf pool's place
- * (its layout is pool.c's) and the queue set-up. Frame I/O is in io.c.
- * Rejected: one pool per queue (a stack has one rx/tx queue pair) and
- * allocating the pool lazily (a missing hugepage reservation must fail at
- * start-up with a clear message, not at the first burst of traffic).
+ * Owns: port selection (by MAC, or the only port), the pools' places
+ * (their layout is pool.c's), the queue set-up and the port's lifetime
+ * across its queues. Frame I/O is in io.c, RSS in port_rss.c.
+ * Rejected: allocating the pool lazily (a missing hugepage reservation
+ * must fail at start-up with a clear message, not at the first burst of
+ * traffic); one pool shared by the queues (every stack's allocations and
+ * frees would meet on one ring, and its memory would sit on one node);
+ * stopping the port when its first queue closes (the other stacks may
+ * still be draining theirs).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +23,7 @@
 #include <rte_lcore.h>
 
 #include "nic/nic_priv.h"
+#include "nic/nic_queues.h"
 
 static void fmt_mac(const uint8_t *m, char *buf, size_t len)
 {
@@ -97,30 +103,29 @@ static void tso_setup(struct dpdk_nic *n, const struct rte_eth_dev_info *info, s
     conf->txmode.offloads |= tso;
 }
 
-static int setup_queues(struct dpdk_nic *n, const struct nic_params *p, int socket, char *err, size_t errlen)
+/* Configure the port for set->nb queue pairs (RSS where it has it and there
+ * are several), each queue's rx ring filled from its own pool. */
+static int setup_queues(struct dpdk_queue_set *set, const struct nic_params *p, struct rte_eth_conf *conf,
+                        const struct rte_eth_dev_info *info, char *err, size_t errlen)
 {
-    struct rte_eth_conf conf;
-    memset(&conf, 0, sizeof(conf));
+    struct dpdk_nic *n = set->q[0];
+    memset(conf, 0, sizeof(*conf));
     /* Checksums go to the port where it can do both IPv4 and TCP (real
      * NICs do; af_packet and af_xdp cannot): the stack then leaves them to
      * it (nic_caps). */
-    struct rte_eth_dev_info info;
-    if (rte_eth_dev_info_get(n->port, &info) == 0) {
-        const uint64_t rx = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
-        const uint64_t tx = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
-        if ((info.rx_offload_capa & rx) == rx)
-            conf.rxmode.offloads |= rx;
-        if ((info.tx_offload_capa & tx) == tx)
-            conf.txmode.offloads |= tx;
-        tso_setup(n, &info, &conf);
-    }
-    int rc = rte_eth_dev_configure(n->port, 1, 1, &conf);
+    const uint64_t rx = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+    const uint64_t tx = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+    if ((info->rx_offload_capa & rx) == rx)
+        conf->rxmode.offloads |= rx;
+    if ((info->tx_offload_capa & tx) == tx)
+        conf->txmode.offloads |= tx;
+    tso_setup(n, info, conf);
+    port_rss_configure(n->port, info, set->nb, conf);
+    int rc = rte_eth_dev_configure(n->port, (uint16_t)set->nb, (uint16_t)set->nb, conf);
     if (rc != 0) {
-        snprintf(err, errlen, "port %u: configure failed: %s", n->port, rte_strerror(-rc));
+        snprintf(err, errlen, "port %u: configure (%u queue pairs) failed: %s", n->port, set->nb, rte_strerror(-rc));
         return -1;
     }
-    n->rx_offloads = conf.rxmode.offloads; /* for stackctl show nic */
-    n->tx_offloads = conf.txmode.offloads;
     uint16_t rxd = p->rx_desc, txd = p->tx_desc;
     rc = rte_eth_dev_adjust_nb_rx_tx_desc(n->port, &rxd, &txd);
     if (rc != 0) {
@@ -128,68 +133,150 @@ static int setup_queues(struct dpdk_nic *n, const struct nic_params *p, int sock
                  p->tx_desc, rte_strerror(-rc));
         return -1;
     }
-    rc = rte_eth_rx_queue_setup(n->port, 0, rxd, (unsigned)socket, NULL, n->pool);
-    if (rc != 0) {
-        snprintf(err, errlen, "port %u: rx queue (%u descriptors) failed: %s", n->port, rxd,
-                 rte_strerror(-rc));
-        return -1;
-    }
-    rc = rte_eth_tx_queue_setup(n->port, 0, txd, (unsigned)socket, NULL);
-    if (rc != 0) {
-        snprintf(err, errlen, "port %u: tx queue (%u descriptors) failed: %s", n->port, txd,
-                 rte_strerror(-rc));
-        return -1;
+    for (unsigned i = 0; i < set->nb; i++) {
+        struct dpdk_nic *q = set->q[i];
+        q->rx_offloads = conf->rxmode.offloads; /* for stackctl show nic */
+        q->tx_offloads = conf->txmode.offloads;
+        q->tso_frame_max = n->tso_frame_max;
+        q->tso_mss_max = n->tso_mss_max;
+        rc = rte_eth_rx_queue_setup(n->port, q->queue, rxd, (unsigned)q->node, NULL, q->pool);
+        if (rc != 0) {
+            snprintf(err, errlen, "port %u: rx queue %u (%u descriptors) failed: %s", n->port, q->queue, rxd,
+                     rte_strerror(-rc));
+            return -1;
+        }
+        rc = rte_eth_tx_queue_setup(n->port, q->queue, txd, (unsigned)q->node, NULL);
+        if (rc != 0) {
+            snprintf(err, errlen, "port %u: tx queue %u (%u descriptors) failed: %s", n->port, q->queue, txd,
+                     rte_strerror(-rc));
+            return -1;
+        }
     }
     return 0;
 }
 
-struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen)
+/* Too many queues for the port: say which devarg gives it more. */
+static void too_many_queues(const struct rte_eth_dev_info *info, uint16_t port, unsigned nb, char *err,
+                            size_t errlen)
 {
-    if (p->burst == 0 || p->burst > NIC_MAX_BURST) {
-        snprintf(err, errlen, "rx burst %u outside 1..%u", p->burst, NIC_MAX_BURST);
-        return NULL;
-    }
+    const char *drv = info->driver_name != NULL ? info->driver_name : "?";
+    const char *hint = "";
+    if (strcmp(drv, "net_af_packet") == 0)
+        hint = ": add qpairs=N to its --vdev";
+    else if (strcmp(drv, "net_af_xdp") == 0)
+        hint = ": add queue_count=N to its --vdev and give the interface N channels (ethtool -L IF combined N)";
+    else if (strcmp(drv, "net_memif") == 0)
+        hint = ": lstack drives one queue pair per memif port";
+    snprintf(err, errlen, "port %u (%s) has %u rx and %u tx queues, %u stacks need %u of each%s", port, drv,
+             info->max_rx_queues, info->max_tx_queues, nb, nb, hint);
+}
+
+/* Queue i's struct nic and its pool, on the node of p->cpu[i]. */
+static int open_queue(struct dpdk_queue_set *set, unsigned i, const struct nic_queues_params *p, uint16_t port,
+                      bool af_xdp, char *err, size_t errlen)
+{
     struct dpdk_nic *n = calloc(1, sizeof(*n));
     if (n == NULL) {
         snprintf(err, errlen, "out of memory");
-        return NULL;
+        return -1;
     }
-    if (choose_port(p, &n->port, err, errlen) != 0)
-        goto fail;
-    n->burst = p->burst;
-    rte_eth_macaddr_get(n->port, &n->mac);
-    rte_eth_dev_get_name_by_port(n->port, n->name);
-
-    int socket = rte_eth_dev_socket_id(n->port);
-    if (socket < 0)
-        socket = (int)rte_socket_id();
+    set->q[i] = n;
+    n->set = set;
+    n->port = port;
+    n->queue = (uint16_t)i;
+    n->burst = p->port.burst;
+    rte_eth_macaddr_get(port, &n->mac);
+    rte_eth_dev_get_name_by_port(port, n->name);
+    int node = p->cpu[i] >= 0 ? nic_cpu_node(p->cpu[i]) : -1;
+    if (node < 0)
+        node = rte_eth_dev_socket_id(port);
+    if (node < 0)
+        node = (int)rte_socket_id();
+    n->node = node;
     char pool_name[RTE_MEMPOOL_NAMESIZE];
-    snprintf(pool_name, sizeof(pool_name), "lstack_mbuf_%u", n->port);
-    uint16_t priv = (uint16_t)RTE_ALIGN_CEIL(p->priv_size, RTE_MBUF_PRIV_ALIGN);
-    /* net_af_xdp maps the pool into the kernel as one umem: see pool.c. */
-    struct rte_eth_dev_info info;
-    bool af_xdp = rte_eth_dev_info_get(n->port, &info) == 0 && info.driver_name != NULL &&
-                  strcmp(info.driver_name, "net_af_xdp") == 0;
-    n->pool = nic_pool_create(pool_name, p->nb_mbufs, p->cache_size, priv, socket, af_xdp);
+    if (set->nb == 1)
+        snprintf(pool_name, sizeof(pool_name), "lstack_mbuf_%u", port);
+    else
+        snprintf(pool_name, sizeof(pool_name), "lstack_mbuf_%u_%u", port, (uint8_t)i); /* i < 64 */
+    uint16_t priv = (uint16_t)RTE_ALIGN_CEIL(p->port.priv_size, RTE_MBUF_PRIV_ALIGN);
+    /* net_af_xdp maps each queue's pool into the kernel as one umem: see pool.c. */
+    n->pool = nic_pool_create(pool_name, p->port.nb_mbufs, p->port.cache_size, priv, node, af_xdp);
     if (n->pool == NULL) {
-        unsigned long mb = (unsigned long)p->nb_mbufs *
+        unsigned long mb = (unsigned long)p->port.nb_mbufs *
                            (sizeof(struct rte_mbuf) + priv + RTE_MBUF_DEFAULT_BUF_SIZE) >> 20;
         snprintf(err, errlen,
-                 "cannot allocate %u mbufs (about %lu MB of hugepages on socket %d): %s; "
+                 "cannot allocate %u mbufs for queue %u (about %lu MB of hugepages on socket %d): %s; "
                  "reserve more hugepages or lower tcp_conn_count x mbuf_count_per_conn",
-                 p->nb_mbufs, mb, socket, rte_strerror(rte_errno));
-        goto fail;
+                 p->port.nb_mbufs, i, mb, node, rte_strerror(rte_errno));
+        return -1;
     }
     if (af_xdp && nic_pool_check_umem(n->pool, err, errlen) != 0)
-        goto fail;
+        return -1;
     n->mbuf_data_room = (uint16_t)(rte_pktmbuf_data_room_size(n->pool) - RTE_PKTMBUF_HEADROOM);
-    if (setup_queues(n, p, socket, err, errlen) != 0)
+    n->st.mbuf_total = p->port.nb_mbufs;
+    n->base.ops = &dpdk_nic_ops;
+    return 0;
+}
+
+static void free_set(struct dpdk_queue_set *set)
+{
+    if (set->nb > 0 && set->q[0] != NULL)
+        memif_port_release(set->q[0]);
+    for (unsigned i = 0; i < set->nb; i++) {
+        if (set->q[i] == NULL)
+            continue;
+        if (set->q[i]->pool != NULL)
+            rte_mempool_free(set->q[i]->pool);
+        free(set->q[i]);
+    }
+    free(set);
+}
+
+int nic_dpdk_open_queues(const struct nic_queues_params *p, struct nic **out, struct nic_steer *steer, char *err,
+                         size_t errlen)
+{
+    if (p->port.burst == 0 || p->port.burst > NIC_MAX_BURST) {
+        snprintf(err, errlen, "rx burst %u outside 1..%u", p->port.burst, NIC_MAX_BURST);
+        return -1;
+    }
+    if (p->nb_queues == 0 || p->nb_queues > NIC_STEER_QUEUES_MAX) {
+        snprintf(err, errlen, "%u queues outside 1..%u", p->nb_queues, NIC_STEER_QUEUES_MAX);
+        return -1;
+    }
+    uint16_t port;
+    if (choose_port(&p->port, &port, err, errlen) != 0)
+        return -1;
+    struct rte_eth_dev_info info;
+    int rc = rte_eth_dev_info_get(port, &info);
+    if (rc != 0) {
+        snprintf(err, errlen, "port %u: no device info: %s", port, rte_strerror(-rc));
+        return -1;
+    }
+    if (p->nb_queues > info.max_rx_queues || p->nb_queues > info.max_tx_queues ||
+        (p->nb_queues > 1 && memif_port_is(port))) {
+        too_many_queues(&info, port, p->nb_queues, err, errlen);
+        return -1;
+    }
+    struct dpdk_queue_set *set = calloc(1, sizeof(*set));
+    if (set == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    set->nb = p->nb_queues;
+    bool af_xdp = info.driver_name != NULL && strcmp(info.driver_name, "net_af_xdp") == 0;
+    for (unsigned i = 0; i < set->nb; i++)
+        if (open_queue(set, i, p, port, af_xdp, err, errlen) != 0)
+            goto fail;
+    struct dpdk_nic *n = set->q[0];
+    struct rte_eth_conf conf;
+    if (setup_queues(set, &p->port, &conf, &info, err, errlen) != 0)
         goto fail;
     if (memif_port_is(n->port) && memif_port_open(n, err, errlen) != 0)
         goto fail;
-    int rc = rte_eth_dev_start(n->port);
+    rc = rte_eth_dev_start(n->port);
     if (rc == 0) {
-        n->started = 1;
+        for (unsigned i = 0; i < set->nb; i++)
+            set->q[i]->started = 1;
     } else if (!(n->memif && memif_port_start_failed(n, rc))) {
         snprintf(err, errlen, "port %u: start failed: %s", n->port, rte_strerror(-rc));
         goto fail;
@@ -201,28 +288,42 @@ struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen)
             rte_eth_dev_stop(n->port);
         goto fail;
     }
-    n->st.mbuf_total = p->nb_mbufs;
-    n->base.ops = &dpdk_nic_ops;
-    return &n->base;
+    port_rss_steer(port, &info, set->nb, &conf, &set->steer);
+    if (steer != NULL)
+        *steer = set->steer;
+    set->open = set->nb;
+    for (unsigned i = 0; i < set->nb; i++)
+        out[i] = &set->q[i]->base;
+    return 0;
 fail:
-    memif_port_release(n);
-    if (n->pool != NULL)
-        rte_mempool_free(n->pool);
-    free(n);
-    return NULL;
+    free_set(set);
+    return -1;
 }
 
+struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen)
+{
+    struct nic_queues_params qp = {.port = *p, .nb_queues = 1, .cpu = {-1}};
+    struct nic *n = NULL;
+    return nic_dpdk_open_queues(&qp, &n, NULL, err, errlen) == 0 ? n : NULL;
+}
+
+/* A queue is closed once its poller is done with it; the port stops, and
+ * its queues and their pools go, when the last queue closes (a started
+ * port's rx rings still hold mbufs of every queue's pool). */
 void dpdk_nic_close(struct nic *nic)
 {
     struct dpdk_nic *n = dpdk_nic(nic);
-    memif_port_close(n); /* no reconnect from now on */
+    struct dpdk_queue_set *set = n->set;
+    if (set->nb == 1)
+        memif_port_close(n); /* no reconnect from now on (a memif port has one queue) */
     nic->ops->tx_flush(nic);
-    if (n->started)
-        rte_eth_dev_stop(n->port);
-    rte_eth_dev_close(n->port);
-    memif_port_release(n);
-    rte_mempool_free(n->pool);
-    free(n);
+    if (__atomic_sub_fetch(&set->open, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    struct dpdk_nic *first = set->q[0];
+    if (first->started)
+        rte_eth_dev_stop(first->port);
+    rte_eth_dev_close(first->port);
+    free_set(set);
 }
 
 void dpdk_nic_mac(const struct nic *n, uint8_t mac[6])

@@ -7,8 +7,11 @@
  * quiesce_leave. Another thread that is about to change what a burst
  * reads (unmap a shared region, stop and start the port) calls
  * quiesce_pause, which returns once no burst is running and none can start
- * until quiesce_resume. Cost for the poller: one atomic exchange and one
- * load per burst, no syscall.
+ * until quiesce_resume. Cost for the poller: two atomic additions and one
+ * load per burst, no syscall. Bursts may overlap (run-to-wakeup: the stack
+ * thread's rx beside an application thread's full tx batch): in_burst
+ * counts them (it was a flag, which the first burst to end cleared while
+ * the other still ran).
  */
 #ifndef LSTACK_NIC_QUIESCE_H
 #define LSTACK_NIC_QUIESCE_H
@@ -17,7 +20,9 @@
 #include <stddef.h>
 
 struct nic_quiesce {
-    unsigned in_burst; /* 1 while the poller is inside a burst (atomic) */
+    unsigned in_burst; /* bursts running now (atomic): run-to-wakeup's stack
+                        * thread receives while an application thread may
+                        * send a full tx batch, so two can overlap */
     unsigned paused;   /* count of threads holding the port paused (atomic) */
 };
 
@@ -25,12 +30,12 @@ struct nic_quiesce {
  * not call quiesce_leave). */
 static inline bool quiesce_enter(struct nic_quiesce *q)
 {
-    /* The exchange is a full barrier: either the pausing thread sees
+    /* The addition is a full barrier: either the pausing thread sees
      * in_burst, or this thread sees paused (and every store the pausing
      * thread made before pausing, e.g. a PMD's "disconnected" flag). */
-    __atomic_exchange_n(&q->in_burst, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&q->in_burst, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&q->paused, __ATOMIC_SEQ_CST) != 0) {
-        __atomic_store_n(&q->in_burst, 0, __ATOMIC_RELEASE);
+        __atomic_sub_fetch(&q->in_burst, 1, __ATOMIC_RELEASE);
         return false;
     }
     return true;
@@ -39,7 +44,7 @@ static inline bool quiesce_enter(struct nic_quiesce *q)
 /* Poller: the burst is over. */
 static inline void quiesce_leave(struct nic_quiesce *q)
 {
-    __atomic_store_n(&q->in_burst, 0, __ATOMIC_RELEASE);
+    __atomic_sub_fetch(&q->in_burst, 1, __ATOMIC_RELEASE);
 }
 
 /* Any thread but the poller: wait until no burst runs on q, and keep new

@@ -68,7 +68,7 @@ static void sock_file_free(struct sock_file *sf)
         rt_lock();
         ev_forget_sock(sf->ls);
         lsock_close(sf->ls);
-        rt_poll(); /* the FIN or RST leaves now */
+        rt_flush(); /* the FIN or RST leaves now (no poll round: runtime.h) */
         rt_unlock();
     }
     free(sf);
@@ -304,7 +304,7 @@ static int sock_connect(struct fd_entry *e, int fd, const struct sockaddr *addr,
     }
     rt_lock();
     int rc = lsock_connect(sf->ls, sin.sin_addr.s_addr, sin.sin_port);
-    rt_poll(); /* the SYN leaves now */
+    rt_flush(); /* the SYN leaves now */
     rt_unlock();
     sf->decided = true;
     if (rc != -EINPROGRESS)
@@ -340,7 +340,7 @@ static int sock_shutdown(struct fd_entry *e, int fd, int how)
         libc.shutdown(fd, how);
     rt_lock();
     int rc = lsock_shutdown(sf->ls, how);
-    rt_poll(); /* the FIN leaves now */
+    rt_flush(); /* the FIN leaves now */
     rt_unlock();
     return rc < 0 ? fail_neg(rc) : 0;
 }

@@ -25,6 +25,7 @@
 #include "common/pkt_fanout.h"
 #include "conf/conf.h"
 #include "ctl/ctl_rt.h"
+#include "event/event.h"
 #include "nic/nic.h"
 #include "posix/sock_fd.h"
 #include "runtime/runtime_priv.h"
@@ -44,17 +45,27 @@ static void rt_shutdown(void)
         return;
     ctl_rt_stop(); /* issue 4: no control request may run while the stack goes away */
     sockfd_close_all();
+    /* The owner stops (run-to-wakeup: the stack thread is joined); this
+     * thread owns the stacks from here. */
+    for (int i = 0; i < rt.nstacks; i++)
+        rt.stacks[i].mode->stop(&rt.stacks[i]);
     /* Let the FINs and RSTs leave and the peers' answers come in. */
     uint64_t until = rt_now_ms() + EXIT_LINGER_MS;
     while (rt_now_ms() < until) {
-        rt_lock();
-        rt_poll();
-        rt_unlock();
+        for (int i = 0; i < rt.nstacks; i++) {
+            sctx_lock(&rt.stacks[i]);
+            sctx_poll(&rt.stacks[i]);
+            sctx_unlock(&rt.stacks[i]);
+        }
     }
     rt_lock();
     rt_state_v = RT_PASSIVE;
-    stack_close(rt.stack);
-    rt.stack = NULL;
+    rt.nic = NULL;
+    for (int i = 0; i < rt.nstacks; i++) {
+        stack_close(rt.stacks[i].stack);
+        rt.stacks[i].stack = NULL;
+    }
+    rt.nstacks = 0;
     rt_unlock();
     dpdk.eal_cleanup();
 }
@@ -113,11 +124,25 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         dpdk.eal_cleanup();
         return -1;
     }
-    if (stack_open(&rt.stack, c, 0, nic, err, errlen) != 0) {
+    struct stack_ctx *sc = &rt.stacks[0];
+    sc->index = 0;
+    sc->cpu = c->num_cpus > 0 ? c->cpus[0] : -1;
+    sc->queue = 0; /* one queue: several are issue 12's flow steering */
+    sc->mode = c->stack_thread_mode == LSTACK_MODE_RUN_TO_WAKEUP ? &stack_mode_rtw : &stack_mode_rtc;
+    if (stack_open(&sc->stack, c, 0, nic, err, errlen) != 0) {
         nic->ops->close(nic);
         dpdk.eal_cleanup();
         return -1;
     }
+    ev_use(sc->mode->wait); /* how application threads wait, before any can */
+    if (sc->mode->start(sc, c, err, errlen) != 0) {
+        stack_close(sc->stack);
+        sc->stack = NULL;
+        dpdk.eal_cleanup();
+        return -1;
+    }
+    rt.nstacks = 1;
+    rt.nic = nic;
     rt.host_addr = c->host_addr;
     rt.low_power = c->low_power_mode;
     return 0;
@@ -183,6 +208,6 @@ bool rt_ensure(void)
     atexit(rt_shutdown);
     rt_state_v = RT_READY;
     pthread_mutex_unlock(&init_mu);
-    LSTACK_INFO("stack up on %s", stack_port_name(rt.stack));
+    LSTACK_INFO("stack up on %s (%s)", stack_port_name(rt.stacks[0].stack), rt.stacks[0].mode->name);
     return true;
 }

@@ -1,8 +1,11 @@
 /*
- * runtime.c - the stack lock, the poll round, and the runtime's accessors
- * (see runtime.h).
- * The lock is a futex lock (common/futex_lock.h: a compare-and-swap to take,
- * an exchange to release, sleeping in the kernel when contended).
+ * runtime.c - the runtime's accessors over the per-stack contexts (see
+ * runtime.h and runtime/stack_ctx.h).
+ *
+ * The process has one stack today (LSTACK_CONF_STACKS_SUPPORTED): rt_lock
+ * and rt_poll are stack 0's context's lock and poll round. The lock is a
+ * futex lock (common/futex_lock.h: a compare-and-swap to take, an exchange
+ * to release, sleeping in the kernel when contended).
  * Rejected: a spinlock (a thread blocked in a long lwIP call would make the
  * others burn their CPU), a recursive mutex (lock nesting would hide
  * layering mistakes), and glibc's pthread mutex (its trylock + unlock cost
@@ -11,7 +14,6 @@
 #include <arpa/inet.h>
 #include <time.h>
 
-#include "common/futex_lock.h"
 #include "runtime/runtime_priv.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
@@ -19,39 +21,44 @@
 volatile int rt_state_v = RT_PASSIVE;
 struct rt rt;
 
-static struct futex_lock stack_mu = FUTEX_LOCK_INIT;
-static int stack_mu_waiters; /* threads blocked in rt_lock */
-
 void rt_lock(void)
 {
-    if (futex_trylock(&stack_mu))
-        return;
-    __atomic_add_fetch(&stack_mu_waiters, 1, __ATOMIC_RELAXED);
-    futex_lock(&stack_mu);
-    __atomic_sub_fetch(&stack_mu_waiters, 1, __ATOMIC_RELAXED);
+    sctx_lock(&rt.stacks[0]);
 }
 
 bool rt_lock_contended(void)
 {
-    return __atomic_load_n(&stack_mu_waiters, __ATOMIC_RELAXED) != 0;
+    return sctx_contended(&rt.stacks[0]);
 }
 
 void rt_unlock(void)
 {
-    futex_unlock(&stack_mu);
+    sctx_unlock(&rt.stacks[0]);
+}
+
+unsigned sctx_poll(struct stack_ctx *c)
+{
+    if (c->stack == NULL)
+        return 0;
+    lsock_flush_acks(c->stack); /* ACKs lwIP would delay, now that the app read */
+    return stack_poll(c->stack);
 }
 
 unsigned rt_poll(void)
 {
-    if (rt.stack == NULL)
-        return 0;
-    lsock_flush_acks(rt.stack); /* ACKs lwIP would delay, now that the app read */
-    return stack_poll(rt.stack);
+    return sctx_poll(&rt.stacks[0]);
+}
+
+void rt_flush(void)
+{
+    struct stack_ctx *c = &rt.stacks[0];
+    if (c->stack != NULL)
+        c->mode->flush(c);
 }
 
 struct stack *rt_stack(void)
 {
-    return rt.stack;
+    return rt.stacks[0].stack;
 }
 
 uint32_t rt_host_addr(void)

@@ -14,7 +14,8 @@
  * DPDK or lwIP; closing an inherited stack fd only drops its own view.
  *
  * Threads: rt_state is a plain read (any thread). Everything that touches a
- * stack (lsock_*, stack_*, rt_poll) runs under rt_lock().
+ * stack (lsock_*, stack_*, rt_poll) runs under rt_lock(), the lock of the
+ * stack's context (runtime/stack_ctx.h: one stack today, stack 0).
  */
 #ifndef LSTACK_RUNTIME_H
 #define LSTACK_RUNTIME_H
@@ -47,9 +48,28 @@ void rt_unlock(void);
  * or it would take the lock again before the waiter wakes up. */
 bool rt_lock_contended(void);
 
-/* Under rt_lock: one poll round of every stack (rx, lwIP, timers, tx).
- * Returns frames received. */
+/* Under rt_lock, by the stack's owner only (run-to-completion's waiting
+ * thread; runtime/stack_ctx.h): one poll round of every stack (rx, lwIP,
+ * timers, tx). Returns frames received. Never called in run-to-wakeup, where
+ * the stack thread polls. */
 unsigned rt_poll(void);
+
+/* Under rt_lock, after a call that queued frames which should leave now
+ * (connect, shutdown, close): run-to-completion sends the stack's tx batch;
+ * run-to-wakeup leaves it to the stack thread's next round. Never a poll
+ * round: nothing but the owner polls a queue. */
+void rt_flush(void);
+
+/* run-to-wakeup (runtime/mode_rtw.c), for the event layer's sleeping wait.
+ * rt_sleep_arm, under rt_lock, right after the caller found nothing ready:
+ * links the calling thread as a sleeper of the stack and returns its wake
+ * fd (an eventfd, the thread's own, readable once the stack thread has
+ * seen a socket's readiness change since), or -errno. rt_sleep_disarm,
+ * under rt_lock: unlinks it (if still linked). rt_sleep_drain, without the
+ * lock: consumes the fd's count after it was readable. */
+int rt_sleep_arm(void);
+void rt_sleep_disarm(void);
+void rt_sleep_drain(int fd);
 
 /* The stack AF_INET sockets are created on. Only in RT_READY. */
 struct stack *rt_stack(void);
@@ -67,6 +87,15 @@ bool rt_is_child(void);
 
 /* low_power_mode from the config (the wait loops may sleep when idle). */
 bool rt_low_power(void);
+
+/* Low-power sleep with a wake-up (runtime/sleep.c). rt_can_wake: the port
+ * can wake a sleeping waiter (ltran's). rt_sleep_begin: about to sleep;
+ * returns an fd to poll (POLLIN) with the kernel fds, after which
+ * rt_sleep_end must be called; -EAGAIN: frames are waiting (do not sleep);
+ * -ENOTSUP: no wake-up (sleep the timed way). Any thread, without rt_lock. */
+bool rt_can_wake(void);
+int rt_sleep_begin(void);
+void rt_sleep_end(void);
 
 /* Monotonic milliseconds (cheap: vDSO coarse clock is not enough for exact
  * epoll timeouts, so this is CLOCK_MONOTONIC). */

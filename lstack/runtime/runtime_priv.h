@@ -8,10 +8,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "conf/conf_keys.h"
 #include "runtime/runtime.h"
+#include "runtime/stack_ctx.h"
 
 struct rt {
-    struct stack *stack;      /* RT_READY: the stack */
+    /* The stacks (runtime/stack_ctx.h): stacks[0..nstacks). One for now
+     * (LSTACK_CONF_STACKS_SUPPORTED); each lsock belongs to one. */
+    struct stack_ctx stacks[LSTACK_CONF_STACKS_SUPPORTED];
+    int nstacks;              /* RT_READY: how many are open */
+    struct nic *nic;          /* stack 0's port (owned by the stack): the low-power wake-up (sleep.c) */
     uint32_t host_addr;       /* network byte order */
     bool low_power;
     bool child;               /* forked from a process whose stack had started */

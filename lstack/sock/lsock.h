@@ -189,6 +189,15 @@ int lsock_shutdown(struct lsock *s, int how);
  * be NULL). Not from inside a watcher's changed(). */
 void lsock_close(struct lsock *s);
 
+/* Keep s's memory alive across a wait that looks at it without owning it
+ * (poll and select on it, a blocking call on it) while another thread may
+ * close it: lsock_close of a held socket does all a close does (FIN or RST,
+ * the socket's room given back; from then on it reports EPOLLHUP, as a
+ * closed socket) but frees the memory at the last lsock_release. Under the
+ * stack's lock; every hold is released exactly once. */
+void lsock_hold(struct lsock *s);
+void lsock_release(struct lsock *s);
+
 /* Socket options (SOL_SOCKET: SO_ERROR (read and cleared), SO_TYPE,
  * SO_DOMAIN, SO_PROTOCOL, SO_ACCEPTCONN, SO_REUSEADDR, SO_REUSEPORT (stored),
  * SO_KEEPALIVE, SO_RCVBUF, SO_SNDBUF (the window and send buffer of the
@@ -253,8 +262,9 @@ bool lsock_is_listener(const struct lsock *s);
 unsigned lsock_count(const struct stack *st);
 
 /* Send the ACKs lwIP is still delaying on connections whose received data
- * the application drained since the last call and did not answer (a reply
- * carries the ACK itself). Without it, lwIP's delayed ACK waits for its
+ * the application drained before the previous call and did not answer since
+ * (a reply carries the ACK itself; one round of grace lets a client's next
+ * request, written after the epoll_wait that follows its read, carry it). Without it, lwIP's delayed ACK waits for its
  * 250 ms timer and a peer using Nagle stalls that long on small writes;
  * Linux acknowledges at once in that case. Call once per poll round, before
  * stack_poll, under the stack lock (rt_poll). */

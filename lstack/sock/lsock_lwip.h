@@ -61,6 +61,12 @@ err_t lsock_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len);
  * unread byte count that was dropped. No window update. */
 size_t lsock_rx_drop(struct lsock *s);
 
+/* Give lwIP the window credit s still owes it (rcv_owed), so that its
+ * window is whole again where lwIP compares it with the maximum (tcp_close
+ * sends a RST for a connection whose window is not) or where SO_RCVBUF
+ * moves it. No-op without a pcb or credit. */
+void lsock_rcv_settle(struct lsock *s);
+
 /* Take s off the stack's list of owed ACKs (before freeing it). */
 void lsock_ack_forget(struct lsock *s);
 

@@ -84,6 +84,12 @@ struct lsock {
     struct lsock *acc_head, *acc_tail;
     struct lsock *acc_next;    /* link in the listener's queue */
 
+    /* issue 12: waits that look at the socket without owning it
+     * (lsock_hold); closed: lsock_close ran, the memory waits for the
+     * last release. */
+    uint32_t holds;
+    bool closed;
+
     /* The fd the POSIX layer gave it (lsock_set_fd), -1 before; for
      * stackctl show connections. */
     int fd;
@@ -99,6 +105,10 @@ struct lsock {
      * (taken from what the application consumes). 0/0 before the first
      * apply: the stack's tcp_rcv_wnd. */
     uint32_t rcv_cap, rcv_debt;
+    /* Window credit the application consumed but lwIP was not given yet
+     * (tcp_io.c, rx_consume): less than one MSS; given before anything
+     * that compares lwIP's window with its maximum (lsock_rcv_settle). */
+    uint32_t rcv_owed;
 };
 
 /* Linux's keepalive defaults (also lwIP's: 7200 s, 75 s, 9). */

@@ -29,6 +29,7 @@ static void lsock_apply_rcvbuf(struct lsock *s)
     struct tcp_pcb *pcb = s->pcb;
     if (s->state != LS_CONNECTED)
         return; /* lwIP sets the window itself during the handshake */
+    lsock_rcv_settle(s); /* the arithmetic below assumes lwIP has all credit */
     uint32_t max = s->st->tcp.rcv_wnd;
     uint32_t want = s->o.rcvbuf > 0 && (uint32_t)s->o.rcvbuf < max ? (uint32_t)s->o.rcvbuf : max;
     if (s->rcv_cap == 0) {

@@ -6,8 +6,9 @@
  * rx, stack/netif.c); we link chains one after the other ourselves and free
  * each pbuf as soon as the application has consumed it, so a buffer goes
  * back to the pool at once. The window is reopened (tcp_recved) by what the
- * application consumes, so lwIP's 64 KiB window bounds what a connection
- * holds.
+ * application consumes, so lwIP's window bounds what a connection holds;
+ * credit of less than one MSS is kept back (rcv_owed) until more is read
+ * or the connection closes (rx_consume, lsock_rcv_settle).
  *
  * Send: copied into lwIP (TCP_WRITE_FLAG_COPY) up to tcp_sndbuf and the
  * segment queue limit, then one tcp_output per lsock_send.
@@ -17,8 +18,14 @@
  * to send its next small segment. Linux instead acknowledges when the
  * application has drained such data (tcp_cleanup_rbuf). So a recv that
  * empties the queue while lwIP holds an ACK puts the socket on the stack's
- * owed list, and lsock_flush_acks (next poll round) sends the ACK unless a
- * reply has carried it meanwhile - no extra packet for request / response.
+ * owed list, and lsock_flush_acks sends the ACK at the second poll round
+ * after the read unless a reply has carried it meanwhile - no extra packet
+ * for request / response, on either end: a server answers before its next
+ * round, and a client (redis-benchmark) writes its next request after the
+ * epoll_wait that follows the read, whose first round would have sent a
+ * pure ACK ahead of it (issue 11: two frames per request from an lstack
+ * client). An idle wait runs rounds every microsecond or so, so the ACK is
+ * still out in a few of them (Linux's own delayed ACK waits 40 ms or more).
  *
  * Readiness follows Linux's tcp_poll (see lsock_events and lsock.h); every
  * change is reported through lsock_notify.
@@ -115,6 +122,7 @@ void lsock_notify(struct lsock *s, bool force)
     if (!force && ev == s->ev_last)
         return;
     s->ev_last = ev;
+    s->st->sock_changes++; /* run-to-wakeup's stack thread wakes sleepers on it */
     lsock_watchers_tell(s->watchers);
 }
 
@@ -145,6 +153,8 @@ size_t lsock_rx_drop(struct lsock *s)
 
 /* Drop n consumed bytes from the head of the queue, freeing each pbuf
  * (empty ones included) once it is used up, then reopen the window. */
+static void rx_credit(struct lsock *s, size_t n);
+
 static void rx_consume(struct lsock *s, size_t n)
 {
     const struct lwip_api *L = lsock_lwip(s);
@@ -165,6 +175,13 @@ static void rx_consume(struct lsock *s, size_t n)
     }
     if (s->rx_head == NULL)
         s->rx_tail = NULL;
+    rx_credit(s, n);
+}
+
+/* Reopen the window by n bytes the application consumed. */
+static void rx_credit(struct lsock *s, size_t n)
+{
+    const struct lwip_api *L = lsock_lwip(s);
     if (s->pcb == NULL)
         return;
     if (s->rcv_debt > 0) { /* SO_RCVBUF lowered the window (pcb_opts.c) */
@@ -173,6 +190,20 @@ static void rx_consume(struct lsock *s, size_t n)
         n -= keep;
     }
     size_t credit = n;
+    /* Credit of less than one MSS waits for more (rcv_owed) while the
+     * window is wide (no SO_RCVBUF cap near a few segments): lwIP announces
+     * a window only in steps of an MSS anyway (its silly-window avoidance,
+     * tcp_update_rcv_ann_wnd), so the peer sees no difference, and a
+     * request / response exchange of small messages calls tcp_recved once
+     * per MSS read instead of once per read. */
+    if (s->rcv_cap == 0 || s->rcv_cap >= 8u * tcp_mss(s->pcb)) {
+        n += s->rcv_owed;
+        if (n < tcp_mss(s->pcb)) {
+            s->rcv_owed = (uint32_t)n;
+            return;
+        }
+        s->rcv_owed = 0;
+    }
     while (n > 0) {
         u16_t chunk = n > 0xffff ? 0xffff : (u16_t)n; /* tcp_recved takes 16 bits */
         L->tcp_recved(s->pcb, chunk);
@@ -186,6 +217,15 @@ static void rx_consume(struct lsock *s, size_t n)
     }
 }
 
+void lsock_rcv_settle(struct lsock *s)
+{
+    uint32_t n = s->rcv_owed;
+    s->rcv_owed = 0;
+    if (s->pcb == NULL || n == 0)
+        return;
+    lsock_lwip(s)->tcp_recved(s->pcb, (u16_t)n); /* n < one MSS */
+}
+
 /* The application drained s: if lwIP is delaying an ACK, owe it. */
 static void ack_owe(struct lsock *s)
 {
@@ -196,23 +236,33 @@ static void ack_owe(struct lsock *s)
     s->st->sock_ack_owed = s;
 }
 
+/* Take s off the owed list at *head; false if it is not there. */
+static bool ack_unlink(struct lsock **head, struct lsock *s)
+{
+    for (struct lsock **pp = head; *pp != NULL; pp = &(*pp)->ack_next) {
+        if (*pp == s) {
+            *pp = s->ack_next;
+            return true;
+        }
+    }
+    return false;
+}
+
 void lsock_ack_forget(struct lsock *s)
 {
     if (!s->ack_owed)
         return;
-    for (struct lsock **pp = &s->st->sock_ack_owed; *pp != NULL; pp = &(*pp)->ack_next) {
-        if (*pp == s) {
-            *pp = s->ack_next;
-            break;
-        }
-    }
+    if (!ack_unlink(&s->st->sock_ack_owed, s))
+        ack_unlink(&s->st->sock_ack_aged, s);
     s->ack_owed = false;
     s->ack_next = NULL;
 }
 
 void lsock_flush_acks(struct stack *st)
 {
-    struct lsock *s = st->sock_ack_owed;
+    /* Those owed since the last call wait one more round for a reply. */
+    struct lsock *s = st->sock_ack_aged;
+    st->sock_ack_aged = st->sock_ack_owed;
     st->sock_ack_owed = NULL;
     while (s != NULL) {
         struct lsock *next = s->ack_next;
@@ -229,6 +279,24 @@ void lsock_flush_acks(struct stack *st)
 
 ssize_t lsock_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
 {
+    /* The common case first: one buffer that takes all that is queued,
+     * itself in one pbuf (a request). The same steps as below, fewer tests. */
+    if (iovcnt == 1 && flags == 0 && s->rx_bytes > 0 && s->state != LS_LISTEN) {
+        struct pbuf *p = s->rx_head;
+        size_t avail = p->len - s->rx_off;
+        if (avail == s->rx_bytes && avail <= iov[0].iov_len && p->next == NULL) {
+            memcpy(iov[0].iov_base, (const char *)p->payload + s->rx_off, avail);
+            /* rx_consume of the whole queue, its one pbuf */
+            s->rx_head = s->rx_tail = NULL;
+            s->rx_off = 0;
+            s->rx_bytes = 0;
+            lsock_lwip(s)->pbuf_free(p);
+            rx_credit(s, avail);
+            ack_owe(s);
+            lsock_notify(s, false);
+            return (ssize_t)avail;
+        }
+    }
     if (s->state == LS_LISTEN)
         return -ENOTCONN;
     size_t want = 0;
@@ -319,6 +387,19 @@ ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int fla
         return -EAGAIN;
     if (s->state != LS_CONNECTED || s->shut_wr)
         return -EPIPE; /* Linux: also for a socket that never connected */
+    /* The common case first: one buffer that fits the send buffer and the
+     * segment queue whole, one tcp_write (what write_some would make);
+     * anything else, a refusal included, takes the general path below. */
+    if (iovcnt == 1) {
+        struct tcp_pcb *pcb = s->pcb;
+        size_t n = iov[0].iov_len;
+        if (n > 0 && n <= 0xffff && n <= snd_room(s) && tcp_sndqueuelen(pcb) < s->st->tcp.snd_queuelen &&
+            lsock_lwip(s)->tcp_write(pcb, iov[0].iov_base, (u16_t)n, TCP_WRITE_FLAG_COPY) == ERR_OK) {
+            lsock_lwip(s)->tcp_output(pcb);
+            lsock_notify(s, false);
+            return (ssize_t)n;
+        }
+    }
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
@@ -410,7 +491,10 @@ err_t lsock_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
     struct lsock *s = arg;
     (void)pcb;
     (void)len;
-    if (s != NULL)
+    /* Acknowledged data only frees send room: it can add EPOLLOUT, nothing
+     * else. A socket whose watchers were last told EPOLLOUT has nothing
+     * new to tell (every other change is told when it happens). */
+    if (s != NULL && !(s->ev_last & EPOLLOUT))
         lsock_notify(s, false); /* only when it became writable */
     return ERR_OK;
 }

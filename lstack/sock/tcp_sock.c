@@ -60,6 +60,7 @@ void lsock_attach(struct lsock *s, struct tcp_pcb *pcb)
     L->tcp_recv(pcb, lsock_on_recv);
     L->tcp_sent(pcb, lsock_on_sent);
     L->tcp_err(pcb, on_err);
+    s->rcv_owed = 0; /* credit belongs to the pcb it was owed to */
 }
 
 void lsock_detach(const struct lwip_api *L, struct tcp_pcb *pcb)
@@ -106,13 +107,30 @@ static void drop_closed_pcb(struct lsock *s)
     s->lport = 0;
 }
 
-/* Release an lsock whose pcb is already gone or detached. */
+/* Release an lsock whose pcb is already gone or detached; a held one
+ * (lsock_hold) stays as a dead socket until its last release. */
 static void lsock_free(struct lsock *s)
 {
     lsock_ack_forget(s);
     lsock_rx_drop(s);
     s->st->sock_count--;
+    if (s->holds > 0) {
+        s->closed = true;
+        s->state = LS_DEAD;
+        return;
+    }
     free(s);
+}
+
+void lsock_hold(struct lsock *s)
+{
+    s->holds++;
+}
+
+void lsock_release(struct lsock *s)
+{
+    if (--s->holds == 0 && s->closed)
+        free(s);
 }
 
 /* Reset an unaccepted connection (its listener is closing). */
@@ -436,6 +454,7 @@ void lsock_close(struct lsock *s)
     if (s == NULL)
         return;
     const struct lwip_api *L = lsock_lwip(s);
+    lsock_rcv_settle(s); /* a whole window: tcp_close sends a FIN, not a RST */
     struct tcp_pcb *pcb = s->pcb;
     s->pcb = NULL;
     switch (s->state) {

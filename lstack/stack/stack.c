@@ -171,12 +171,19 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     return 0;
 }
 
-unsigned stack_poll(struct stack *s)
+/* The round after the rx burst (n frames in pkts, received at the round's
+ * start t0): lwIP's timers, filter, lwIP, tx flush, accounting. Inlined into
+ * stack_poll (run-to-completion's round is unchanged) and stack_round. */
+static inline __attribute__((always_inline)) unsigned round_body(struct stack *s, struct nic_pkt *pkts,
+                                                                 unsigned n)
 {
-    struct nic_pkt pkts[s->burst];
     struct nic *nic = s->nic;
-    round_acct_begin(&s->round, &s->st.rounds, round_clock_now());
-    unsigned n = nic->ops->rx_burst(nic, pkts, s->burst);
+    /* lwIP's timers before this round's frames: a delayed ACK that falls
+     * due now is sent only for data that arrived in an earlier round (the
+     * application had a round to answer it); run after the frames, a due
+     * fast timer would ACK every segment of the burst on its own just
+     * before the replies that would have carried the ACKs. */
+    s->L.sys_check_timeouts();
     s->st.polls++;
     if (n > 0)
         s->st.busy_polls++;
@@ -198,7 +205,6 @@ unsigned stack_poll(struct stack *s)
     }
     if (n > 1)
         s->L.lstack_lwip_rx_burst_end();
-    s->L.sys_check_timeouts();
     nic->ops->tx_flush(nic);
     /* Frames lwIP queued since the last round: in it, or in the
      * application's socket calls since (they left in this flush). */
@@ -206,6 +212,47 @@ unsigned stack_poll(struct stack *s)
     s->tx_counted = s->tx_queued;
     round_acct_end(&s->round, &s->st.rounds, n, tx);
     return n;
+}
+
+unsigned stack_poll(struct stack *s)
+{
+    struct nic_pkt pkts[s->burst];
+    struct nic *nic = s->nic;
+    round_acct_begin(&s->round, &s->st.rounds, round_clock_now());
+    unsigned n = nic->ops->rx_burst(nic, pkts, s->burst);
+    return round_body(s, pkts, n);
+}
+
+unsigned stack_burst(const struct stack *s)
+{
+    return s->burst;
+}
+
+unsigned stack_rx(struct stack *s, struct nic_pkt *pkts)
+{
+    return s->nic->ops->rx_burst(s->nic, pkts, s->burst);
+}
+
+unsigned stack_round(struct stack *s, struct nic_pkt *pkts, unsigned n)
+{
+    round_acct_begin(&s->round, &s->st.rounds, round_clock_now());
+    return round_body(s, pkts, n);
+}
+
+bool stack_round_owed(const struct stack *s)
+{
+    return __atomic_load_n(&s->tx_queued, __ATOMIC_RELAXED) != s->tx_counted ||
+           __atomic_load_n(&s->sock_ack_owed, __ATOMIC_RELAXED) != NULL;
+}
+
+void stack_flush_tx(struct stack *s)
+{
+    s->nic->ops->tx_flush(s->nic);
+}
+
+uint64_t stack_sock_changes(const struct stack *s)
+{
+    return s->sock_changes;
 }
 
 uint32_t stack_next_timer_ms(struct stack *s)

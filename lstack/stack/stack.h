@@ -77,6 +77,29 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
  * Times the round (stack/round_acct.h): one TSC read. */
 unsigned stack_poll(struct stack *s);
 
+/* run-to-wakeup's round, split so that the stack thread takes the stack
+ * lock only when there is work (runtime/mode_rtw.c):
+ *  stack_rx     without the lock, by the stack's owner only: receive up to
+ *               stack_burst(s) frames into pkts; returns how many;
+ *  stack_round  under the lock: the rest of a stack_poll round for them (n
+ *               may be 0: timers and the tx batch only);
+ *  stack_round_owed  without the lock (a hint read racily; the owner takes
+ *               the lock on true): application calls queued frames or owe
+ *               ACKs since the last round. */
+unsigned stack_burst(const struct stack *s);
+unsigned stack_rx(struct stack *s, struct nic_pkt *pkts);
+unsigned stack_round(struct stack *s, struct nic_pkt *pkts, unsigned n);
+bool stack_round_owed(const struct stack *s);
+
+/* Send what lwIP queued (the tx batch) without a poll round: the owner of
+ * a stack that has no round coming soon (stack_ctx.h). */
+void stack_flush_tx(struct stack *s);
+
+/* How many times a socket of this stack had its readiness change (the sock
+ * layer counts each lsock_notify that told watchers): run-to-wakeup's
+ * stack thread wakes sleeping application threads when it moved. */
+uint64_t stack_sock_changes(const struct stack *s);
+
 /* Milliseconds until lwIP's next timer is due (a bound for idle sleeps). */
 uint32_t stack_next_timer_ms(struct stack *s);
 

@@ -32,9 +32,11 @@ struct stack {
 
     /* sock layer (lstack/sock/, see tcp_sock.c): */
     uint32_t sock_count;       /* lsocks counted against max_socks */
+    uint64_t sock_changes;     /* lsock_notify calls that told watchers (stack_sock_changes) */
     uint64_t sock_refused;     /* connections reset when they completed: max_socks were open by then
                                 * (lwIP refuses the SYN itself when they are open already) */
     struct lsock *sock_ack_owed; /* sockets whose delayed ACK lsock_flush_acks sends */
+    struct lsock *sock_ack_aged; /* ... owed since before the last flush: sent by the next */
 };
 
 /* netif.c */

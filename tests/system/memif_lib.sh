@@ -75,6 +75,8 @@ m_conf() {
         local l has_conn=0
         for l in "$@"; do [[ "$l" == tcp_conn_count* ]] && has_conn=1; done
         ((has_conn)) || echo "tcp_conn_count = 256;"
+        # issue 12: LSTACK_TEST_STACK_MODE=run-to-wakeup runs both sides in that mode.
+        [[ -z "${LSTACK_TEST_STACK_MODE:-}" ]] || echo "stack_thread_mode = \"$LSTACK_TEST_STACK_MODE\";"
         printf '%s\n' "$@"
     } >"${M_CONF[$side]}"
 }

@@ -276,6 +276,17 @@ r_info() {
     r_cli "$1" info everything 2>/dev/null | tr -d '\r' | sed -n "s/^$2://p" | head -n 1
 }
 
+# r__check_mode LOG : with LSTACK_TEST_STACK_MODE set (issue 12), a stack
+# that says it is up in LOG must say it runs in that mode.
+r__check_mode() {
+    local log="$1" up
+    [[ -n "${LSTACK_TEST_STACK_MODE:-}" && -f "$log" ]] || return 0
+    up=$(grep -m1 'stack up on' "$log") || return 0
+    [[ "$up" == *"($LSTACK_TEST_STACK_MODE)"* ]] && return 0
+    echo "   the stack does not run in $LSTACK_TEST_STACK_MODE: $up"
+    return 1
+}
+
 # r_wait_ready NAME [TIMEOUT_S] : until PING answers PONG from the client ns.
 r_wait_ready() {
     local name="$1" timeout="${2:-60}" i out
@@ -283,6 +294,7 @@ r_wait_ready() {
         out=$(ip netns exec "$TB_NS_CLI" timeout 2 redis-cli -h "${R_HOSTOF[$name]}" -p "${R_PORTOF[$name]}" ping 2>&1)
         if [[ "$out" == PONG ]]; then
             echo "   redis '$name' answers PING at ${R_HOSTOF[$name]}:${R_PORTOF[$name]} after ~$((i / 5)) s"
+            r__check_mode "${R_OUT[$name]}" || return 1
             return 0
         fi
         if ! r_alive "$name"; then

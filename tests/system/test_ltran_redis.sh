@@ -149,10 +149,10 @@ s.settimeout(5)
 s.connect(sys.argv[1])
 s.send(struct.pack("=IHHiI", 0x4c54524e, 99, 1, 0, 0))
 magic, ver, typ, status, ln = struct.unpack("=IHHiI", s.recv(64)[:16])
-assert status == -errno.EPROTONOSUPPORT and ver == 1, (status, ver)
+assert status == -errno.EPROTONOSUPPORT and ver == 2, (status, ver)
 assert s.recv(64) == b"", "still open"
 PY
-ok "a client of another protocol version gets EPROTONOSUPPORT (ltran's version 1) and is closed"
+ok "a client of another protocol version gets EPROTONOSUPPORT (ltran's version 2) and is closed"
 
 for p in 6379 6380 6381; do start_redis "$p"; done
 for p in 6379 6380 6381; do

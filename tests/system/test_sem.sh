@@ -43,7 +43,8 @@ if ! grep -q '^sem_server: listening' "$slog"; then
     sed 's/^/   | /' "$slog"
     t_fail "sem_server did not start listening within 60 s"
 fi
-t_ok "sem_server listening on $R_TARGET ($R_HOST:$PORT), pid $spid"
+r__check_mode "$slog" || t_fail "sem_server: wrong stack_thread_mode"
+t_ok "sem_server listening on $R_TARGET ($R_HOST:$PORT), pid $spid${LSTACK_TEST_STACK_MODE:+ ($LSTACK_TEST_STACK_MODE)}"
 
 crc=0
 ip netns exec "$TB_NS_CLI" timeout 900 "$CLI" "${SEM_MODES:-all}" "$R_HOST" "$PORT" >"$clog" 2>&1 || crc=$?
@@ -55,6 +56,17 @@ for ((i = 0; i < 300; i++)); do
 done
 if kill -0 "$spid" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$spid/stat" 2>/dev/null)" != Z ]]; then
     echo "   sem_server still running 30 s after the client finished: SIGKILL"
+    # What it was doing (a hang seen once in CI, cause unknown): its last
+    # lines, each thread's kernel wait channel, and the threads' stacks.
+    echo "   sem_server's last output:"
+    tail -n 5 "$slog" | sed 's/^/   | /'
+    for t in /proc/"$spid"/task/*; do
+        echo "   thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): wchan $(cat "$t/wchan" 2>/dev/null)"
+    done
+    if command -v gdb >/dev/null; then
+        timeout 60 gdb -p "$spid" -batch -ex "thread apply all bt 12" 2>/dev/null |
+            grep -E '^(Thread|#)' | head -n 80 | sed 's/^/   | /'
+    fi
     kill -KILL "$spid" 2>/dev/null
     src=killed
 fi

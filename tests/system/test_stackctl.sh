@@ -169,6 +169,16 @@ one=$(head -n 1 "$T_WORK/ports.held")
 sc_expect 2 "--state 'bogus'" "$SC" show -c --state bogus || r_fail "bad --state accepted"
 t_ok "filters: --port $one (one connection), --state listen (the listener), a bad state is a usage error"
 
+# issue 12: --stack N (one stack in this process: stack 0; stack 1 does not exist).
+"$SC" show -c --stack 0 --json >"$T_WORK/s0.json" || r_fail "--stack 0 failed"
+[[ "$(py 'len([c for c in d["connections"] if c["state"] == "ESTABLISHED"]), len(d["listeners"])' "$T_WORK/s0.json")" == \
+    "($N, 1)" ]] || r_fail "--stack 0: $(head -c 300 "$T_WORK/s0.json")"
+"$SC" show stats --stack 0 >/dev/null || r_fail "show stats --stack 0 failed"
+sc_expect 1 "no stack 1: this process has 1" "$SC" show -c --stack 1 || r_fail "--stack 1 of one stack accepted"
+sc_expect 1 "no stack 1: this process has 1" "$SC" show stats --stack 1 || r_fail "stats --stack 1 of one stack accepted"
+sc_expect 2 "--stack wants" "$SC" show stats --stack x || r_fail "bad --stack accepted"
+t_ok "--stack 0: the stack's $N connections and its listener; --stack 1: 'no stack 1', exit 1"
+
 kill "$HOLD" 2>/dev/null
 wait "$HOLD" 2>/dev/null
 t_ok "clients released"
@@ -218,6 +228,13 @@ echo "   rounds_busy +$busy, rounds_rx_frames +$rxf (rx_packets +$rxp), rounds_t
 python3 -c "import sys; sys.exit(0 if 0.05 <= $us_per_req <= 10000 else 1)" ||
     r_fail "busy time per request $us_per_req us is not plausible"
 t_ok "show stats: busy rounds, the received frames counted by the rounds, busy time $us_per_req us/request"
+
+# Issue 11: the time inside the port's tx bursts (the af_xdp kick and the
+# kernel work it runs here) is counted, and is a part of the busy time.
+txc=$(rounds_d tx_burst_cycles)
+echo "   tx_burst_cycles +$txc of rounds_busy_cycles +$bcyc"
+((txc > 0 && txc < bcyc)) || r_fail "tx_burst_cycles +$txc is not a part of the busy time +$bcyc"
+t_ok "show stats: tx burst time counted, a part of the busy time"
 
 "$SC" -p "$PID" show stats >"$T_WORK/stats.txt" 2>"$T_WORK/sc.err" || r_fail "show stats (table) failed: $(cat "$T_WORK/sc.err")"
 grep -qE "^COUNTER +STACK 0 +TOTAL$" "$T_WORK/stats.txt" && grep -qE "^reads +[0-9]+$" "$T_WORK/stats.txt" ||

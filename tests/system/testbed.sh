@@ -432,6 +432,9 @@ tb_write_conf() {
         [[ -n "${override[num_cpus]:-}" ]] || echo "num_cpus = \"$TB_CPU\";"
         [[ -n "${override[tcp_conn_count]:-}" ]] || echo "tcp_conn_count = 64;"
         [[ -n "${override[mbuf_count_per_conn]:-}" ]] || echo "mbuf_count_per_conn = 32;"
+        # issue 12: LSTACK_TEST_STACK_MODE=run-to-wakeup runs a test in that mode.
+        [[ -n "${override[stack_thread_mode]:-}" || -z "${LSTACK_TEST_STACK_MODE:-}" ]] ||
+            echo "stack_thread_mode = \"$LSTACK_TEST_STACK_MODE\";"
         for l in "${extra[@]}"; do
             echo "$l"
         done

@@ -76,9 +76,69 @@ unsigned rt_poll(void)
     return frames;
 }
 
+void rt_flush(void)
+{
+}
+
+/* run-to-wakeup's sleepers: the event layer's unit tests run the polling
+ * loop only. */
+int rt_sleep_arm(void)
+{
+    return -ENOSYS;
+}
+
+void rt_sleep_disarm(void)
+{
+}
+
+void rt_sleep_drain(int fd)
+{
+    (void)fd;
+}
+
 bool rt_is_child(void)
 {
     return fake_child;
+}
+
+int fake_wake_fd = -1;
+bool fake_wake_eagain;
+unsigned long fake_sleeps, fake_sleep_ends;
+double fake_wake_written_ms;
+double fake_wake_lat_ms[FAKE_WAKE_LAT];
+unsigned fake_wake_nlat;
+
+static double mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+bool rt_can_wake(void)
+{
+    return fake_wake_fd >= 0;
+}
+
+int rt_sleep_begin(void)
+{
+    if (fake_wake_fd < 0)
+        return -ENOTSUP;
+    if (fake_wake_eagain)
+        return -EAGAIN;
+    __atomic_fetch_add(&fake_sleeps, 1, __ATOMIC_RELAXED);
+    return fake_wake_fd;
+}
+
+void rt_sleep_end(void)
+{
+    __atomic_fetch_add(&fake_sleep_ends, 1, __ATOMIC_RELAXED);
+    uint64_t v;
+    if (read(fake_wake_fd, &v, sizeof(v)) == (ssize_t)sizeof(v) && fake_wake_nlat < FAKE_WAKE_LAT) {
+        double written;
+        __atomic_load(&fake_wake_written_ms, &written, __ATOMIC_ACQUIRE);
+        fake_wake_lat_ms[fake_wake_nlat++] = mono_ms() - written;
+    }
 }
 
 bool rt_low_power(void)

@@ -22,6 +22,19 @@ extern bool fake_low_power; /* rt_low_power() */
 extern bool fake_child;     /* rt_is_child() */
 extern unsigned long fake_polls; /* rt_poll calls so far */
 
+/* The low-power wake-up (rt_can_wake / rt_sleep_begin / rt_sleep_end):
+ * fake_wake_fd >= 0 is the fd sleep_begin lends (-1: none); with
+ * fake_wake_eagain it answers -EAGAIN (frames wait). sleep_end reads the fd
+ * and, when it held a value, records now - fake_wake_written_ms (set by
+ * whoever writes it) in fake_wake_lat_ms. */
+#define FAKE_WAKE_LAT 64
+extern int fake_wake_fd;
+extern bool fake_wake_eagain;
+extern unsigned long fake_sleeps, fake_sleep_ends;
+extern double fake_wake_written_ms;
+extern double fake_wake_lat_ms[FAKE_WAKE_LAT];
+extern unsigned fake_wake_nlat;
+
 /* sockfd_lsock(fd) returns s (and kernel_half) until unmapped. */
 void fake_sock_map(int fd, struct lsock *s, bool kernel_half);
 void fake_sock_unmap(int fd);

@@ -46,9 +46,10 @@ static uint16_t fold(uint32_t sum)
 
 size_t raw_tcp_build(uint8_t *frame, size_t cap, const struct raw_seg *seg)
 {
-    size_t thl = seg->mss != 0 ? 24 : 20;
+    size_t thl = 20 + (seg->mss != 0 ? 4u : 0u) + (seg->sack_perm ? 4u : 0u) +
+                 (seg->nsack ? 4u + 8u * seg->nsack : 0u);
     size_t total = 14 + 20 + thl + seg->len;
-    if (total > cap)
+    if (total > cap || thl > 60 || seg->nsack > RAW_TCP_SACK_MAX)
         return 0;
     memset(frame, 0, total);
     memcpy(frame, seg->dst_mac, 6);
@@ -71,10 +72,28 @@ size_t raw_tcp_build(uint8_t *frame, size_t cap, const struct raw_seg *seg)
     th[12] = (uint8_t)((thl / 4) << 4);
     th[13] = seg->flags;
     put16(th + 14, seg->wnd);
+    size_t o = 20;
     if (seg->mss != 0) {
-        th[20] = 2; /* kind MSS */
-        th[21] = 4;
-        put16(th + 22, seg->mss);
+        th[o] = 2; /* kind MSS */
+        th[o + 1] = 4;
+        put16(th + o + 2, seg->mss);
+        o += 4;
+    }
+    if (seg->sack_perm) {
+        th[o] = th[o + 1] = 1; /* NOP NOP, kind SACK-permitted */
+        th[o + 2] = 4;
+        th[o + 3] = 2;
+        o += 4;
+    }
+    if (seg->nsack) {
+        th[o] = th[o + 1] = 1; /* NOP NOP, kind SACK */
+        th[o + 2] = 5;
+        th[o + 3] = (uint8_t)(2 + 8 * seg->nsack);
+        o += 4;
+        for (unsigned i = 0; i < seg->nsack; i++, o += 8) {
+            put32(th + o, seg->sack_l[i]);
+            put32(th + o + 4, seg->sack_r[i]);
+        }
     }
     if (seg->len > 0)
         memcpy(th + thl, seg->data, seg->len);

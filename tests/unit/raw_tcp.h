@@ -26,13 +26,19 @@ struct raw_seg {
     int wscale;               /* window scale option (parse only); -1: none */
     const uint8_t *data;      /* payload (parse: points into the frame) */
     uint16_t len;
+    /* build only: a SACK-permitted option (RFC 2018; for a SYN), and nsack
+     * SACK blocks [sack_l[i], sack_r[i]) (at most RAW_TCP_SACK_MAX) */
+    uint8_t sack_perm, nsack;
+    uint32_t sack_l[4], sack_r[4];
 };
 
+#define RAW_TCP_SACK_MAX 4
+
 /* Largest frame raw_tcp_build writes for a payload of len bytes. */
-#define RAW_TCP_FRAME_MAX(len) (14 + 20 + 24 + (len))
+#define RAW_TCP_FRAME_MAX(len) (14 + 20 + 60 + (len))
 
 /* Write seg as an Ethernet frame into frame (cap bytes). Returns the frame
- * length, or 0 if it does not fit. */
+ * length, or 0 if it does not fit (or its options exceed 40 bytes). */
 size_t raw_tcp_build(uint8_t *frame, size_t cap, const struct raw_seg *seg);
 
 /* Fill seg from frame if it is TCP over IPv4 (options: MSS, window scale).

@@ -1,6 +1,6 @@
 /*
  * test_ack_burst.c - the output a received segment triggers runs once per
- * connection at the end of the receive burst (lwIP patch 0011,
+ * connection at the end of the receive burst (lwIP patch 0014,
  * lstack/stack/lwip/port/tcp_out_defer.c).
  *
  * Two stacks back to back over the memory port (bursts of 32 frames). The

@@ -87,13 +87,14 @@ static bool t_enum_unknown(void)
                        "\"kernel\" or \"exit\"");
 }
 
-static bool t_enum_not_yet(void)
+/* issue 12: run-to-wakeup is built (it was "not supported yet" before). */
+static bool t_enum_wakeup(void)
 {
-    return extra_error("stack_thread_mode = \"run-to-wakeup\"", "stack_thread_mode",
-                       "run-to-wakeup",
-                       "is not supported yet (Gazelle's default, run-to-wakeup, needs stack "
-                       "threads, which are not built yet)",
-                       "\"run-to-completion\"");
+    struct lstack_conf c;
+    bool ok = extra_ok("stack_thread_mode = \"run-to-wakeup\"", &c) &&
+              expect(c.stack_thread_mode == LSTACK_MODE_RUN_TO_WAKEUP, "run-to-wakeup");
+    lstack_conf_free(&c);
+    return ok;
 }
 
 static bool t_pending_string(void)
@@ -304,7 +305,7 @@ const struct conf_test conf_kind_tests[] = {
     { "0/1 keys: quoted \"1\" rejected", t_bool_string },
     { "names: exit, debug", t_enum_values },
     { "names: unknown (case matters)", t_enum_unknown },
-    { "names: run-to-wakeup not supported yet", t_enum_not_yet },
+    { "names: run-to-wakeup", t_enum_wakeup },
     { "not built yet: string other than \"\"", t_pending_string },
     { "not built yet: range checked first", t_pending_range_first },
     { "not built yet: in range but not the default", t_pending_in_range },

@@ -11,5 +11,6 @@ int main(void)
 {
     test_epoll();
     test_poll_select();
+    test_wake();
     return test_done();
 }

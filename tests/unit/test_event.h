@@ -39,5 +39,6 @@ int test_done(void);
 /* Test groups of test_event (fake sockets). */
 void test_epoll(void);
 void test_poll_select(void);
+void test_wake(void);
 
 #endif

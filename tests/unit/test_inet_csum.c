@@ -81,6 +81,30 @@ int main(void)
     sweep("all 0xff", buf);
     large();
 
+    /* inet_ip_hdr_ok against the reference: headers of 20-60 bytes at
+     * every offset, with the right field, then with one bit flipped. */
+    int bad_ok = 0, bad_flip = 0;
+    srand(791);
+    for (size_t ihl = 20; ihl <= 60; ihl += 4) {
+        for (size_t off = 0; off < 8; off++) {
+            uint8_t *h = buf + off;
+            for (size_t i = 0; i < ihl; i++)
+                h[i] = (uint8_t)rand();
+            h[10] = h[11] = 0;
+            uint16_t f = (uint16_t)~ref_add(0, h, ihl);
+            h[10] = (uint8_t)(f >> 8);
+            h[11] = (uint8_t)f;
+            if (!inet_ip_hdr_ok(h, ihl))
+                bad_ok++;
+            size_t bit = (size_t)rand() % (ihl * 8);
+            h[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            if (inet_ip_hdr_ok(h, ihl))
+                bad_flip++;
+        }
+    }
+    checkf(bad_ok == 0, "inet_ip_hdr_ok accepts every intact header of 20-60 bytes (%d refused)", bad_ok);
+    checkf(bad_flip == 0, "inet_ip_hdr_ok refuses a header with one bit flipped (%d accepted)", bad_flip);
+
     /* RFC 1071, 3. Numerical Examples: 00 01 f2 03 f4 f5 f6 f7 sums to ddf2. */
     const uint8_t ex[8] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
     checkf(inet_csum_add(0, ex, 8) == 0xddf2, "RFC 1071's example sums to ddf2 (got %04x)", inet_csum_add(0, ex, 8));

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include "conf/conf.h"
 #include "nic/nic.h"
@@ -368,8 +369,13 @@ static void test_delayed_ack(struct lsock *l)
     check(lsock_nread(s) == 0, "Nagle holds the second small write until the first is acked");
     lsock_flush_acks(B);
     pump(5);
-    check(lsock_nread(s) == 1, "lsock_flush_acks: the owed ACK releases it at once");
+    check(lsock_nread(s) == 0, "lsock_flush_acks: the first round after the read leaves the ACK to a reply");
+    lsock_flush_acks(B);
+    pump(5);
+    check(lsock_nread(s) == 1, "lsock_flush_acks: the second sends the owed ACK: it releases the write");
     recv_buf(s, buf, sizeof(buf), 0);
+    lsock_flush_acks(B);
+    pump(1);
     lsock_flush_acks(B);
     pump(5);
     send_str(c, "q");
@@ -382,8 +388,100 @@ static void test_delayed_ack(struct lsock *l)
     pump(2);
     stack_get_stats(B, &after);
     check(after.nic.tx_packets == before.nic.tx_packets, "no extra ACK when a reply carried it");
+
+    /* A client's next request, written after one more round (the epoll_wait
+     * that follows its read of the reply), carries the ACK of the reply:
+     * one frame, not a pure ACK and then the request (issue 11). */
+    pump_until(c, EPOLLIN);
+    stack_get_stats(A, &before);
+    check(recv_buf(c, buf, sizeof(buf), 0) == 1, "client: reply read");
+    lsock_flush_acks(A); /* the round of the client's next epoll_wait */
+    pump(1);
+    send_str(c, "n");
+    lsock_flush_acks(A);
+    pump(1);
+    lsock_flush_acks(A);
+    pump(2);
+    stack_get_stats(A, &after);
+    printf("# client: %llu frames sent for read reply, round, request\n",
+           (unsigned long long)(after.nic.tx_packets - before.nic.tx_packets));
+    check(after.nic.tx_packets - before.nic.tx_packets == 1, "client: the next request carries the ACK of the reply (one frame)");
     lsock_close(c);
     lsock_close(s);
+}
+
+/* A delayed ACK falling due in the round a request arrives in is not sent
+ * on its own: lwIP's timers run before the round's frames (stack_poll),
+ * so the reply made after the round carries the ACK. */
+static void test_timer_before_rx(struct lsock *l)
+{
+    struct lsock *c, *s;
+    char buf[8];
+    struct stack_stats before, after;
+    check(connect_pair(l, &c, &s) == 0 && set_int(c, IPPROTO_TCP, TCP_NODELAY, 1) == 0,
+          "connection for a request in a timer's round");
+    pump(20);
+    send_str(c, "q");
+    stack_poll(A); /* the request leaves A */
+    usleep(60 * 1000); /* B's 25 ms TCP timer is due */
+    stack_get_stats(B, &before);
+    stack_poll(B); /* the request arrives; B's timers run in this round */
+    ssize_t got = recv_buf(s, buf, sizeof(buf), 0);
+    send_str(s, "r");
+    stack_poll(B); /* the reply leaves */
+    stack_get_stats(B, &after);
+    check(got == 1, "the request arrived in one round");
+    checkf(after.nic.tx_packets - before.nic.tx_packets == 1,
+           "one frame out, the reply with the ACK: no ACK of its own from the timer due that round (%llu)",
+           (unsigned long long)(after.nic.tx_packets - before.nic.tx_packets));
+    lsock_close(c);
+    lsock_close(s);
+    pump(20);
+}
+
+/* Window credit below one MSS waits in the lsock (tcp_io.c, rcv_owed):
+ * a connection still closes with a FIN after small reads (lwIP sends a RST
+ * for one whose window is not whole), and reads of 100 bytes keep a
+ * transfer of twice the window going. */
+static void test_rcv_credit(struct lsock *l)
+{
+    struct lsock *c, *s;
+    char buf[100];
+    check(connect_pair(l, &c, &s) == 0 && set_int(c, IPPROTO_TCP, TCP_NODELAY, 1) == 0,
+          "connection for small reads");
+    int got = 0;
+    for (int i = 0; i < 10; i++) {
+        send_str(c, "0123456789");
+        pump_until(s, EPOLLIN);
+        ssize_t r = recv_buf(s, buf, sizeof(buf), 0);
+        got += r > 0 ? (int)r : 0;
+    }
+    check(got == 100, "ten 10-byte messages read one by one");
+    lsock_close(s);
+    pump_until(c, EPOLLRDHUP | EPOLLERR);
+    check(recv_buf(c, buf, sizeof(buf), 0) == 0 && get_int(c, SOL_SOCKET, SO_ERROR) == 0,
+          "close after reads of less than an MSS: the peer reads EOF, not a reset");
+    lsock_close(c);
+
+    enum { N = 600 * 1024 };
+    check(connect_pair(l, &c, &s) == 0, "connection for a transfer read 100 bytes at a time");
+    static char chunk[16384];
+    size_t sent = 0, recvd = 0;
+    for (int round = 0; round < 100000 && recvd < N; round++) {
+        if (sent < N) {
+            struct iovec v = {chunk, N - sent < sizeof(chunk) ? N - sent : sizeof(chunk)};
+            ssize_t r = lsock_send(c, &v, 1, 0);
+            sent += r > 0 ? (size_t)r : 0;
+        }
+        ssize_t r;
+        while ((r = recv_buf(s, buf, sizeof(buf), 0)) > 0)
+            recvd += (size_t)r;
+        pump(1);
+    }
+    check(recvd == N, "600 KiB (over twice the window) arrived through 100-byte reads");
+    lsock_close(c);
+    lsock_close(s);
+    pump(20);
 }
 
 /* Write to w as long as it takes data (w's peer does not read), pumping. */
@@ -546,6 +644,8 @@ int main(void)
     test_eof(c, s);
     test_reset(l);
     test_delayed_ack(l);
+    test_rcv_credit(l);
+    test_timer_before_rx(l);
     test_bufsizes(l);
     test_refused();
     test_limit(l);

@@ -109,6 +109,20 @@ int main(void)
     n = tcp_frame(f, PEER, 40002, A, 6381, ACK, 10);
     check(ldisp_rx(&d, f, n, &id, &mask) == LDISP_DROP_UNCLAIMED, "a data segment nobody claims is dropped");
 
+    /* Hairpin: what a client sends to another client's address. */
+    n = tcp_frame(f, B, 50100, A, 6379, SYN, 0);
+    check(ldisp_local(&d, f, n), "a SYN from client 2 to A:6379 is local (hairpin)");
+    n = arp_frame(f, 1, B, A);
+    check(ldisp_local(&d, f, n), "an ARP request from client 2 for A is local");
+    n = arp_frame(f, 2, B, A);
+    check(!ldisp_local(&d, f, n), "an ARP reply is not (ltran answers requests for client addresses itself)");
+    n = tcp_frame(f, B, 50100, PEER, 6379, SYN, 0);
+    check(!ldisp_local(&d, f, n), "a SYN to the peer leaves by the port");
+    n = arp_frame(f, 1, B, PEER);
+    check(!ldisp_local(&d, f, n), "an ARP request for the peer leaves by the port");
+    n = icmp_frame(f, B, A);
+    check(ldisp_local(&d, f, n), "ICMP to A is local");
+
     /* Learning: an active open of client 2 (its SYN) and a passive one of
      * client 1 (its SYN-ACK) claim their 4-tuples. */
     n = tcp_frame(f, B, 50000, PEER, 80, SYN, 0);
@@ -201,6 +215,12 @@ int main(void)
     check(d.owned[0] == 1 && d.owned[2] == 1, "the others keep their 4-tuples");
     ldisp_client_add(&d, 1, A);
     check(ldisp_listen(&d, 1, A, htons(6380), true) == 0, "a client in the freed slot claims 6380 again");
+    n = tcp_frame(f, A, 6380, B, 7000, SYN, 0);
+    check(ldisp_local(&d, f, n), "B is still a client's address: local");
+    ldisp_client_remove(&d, 2);
+    check(!ldisp_local(&d, f, n), "after client 2 (B) is gone, a SYN to B leaves by the port");
+    n = tcp_frame(f, B, 7000, A, 6380, SYN, 0);
+    check(ldisp_local(&d, f, n), "A (clients 0 and 1) is still local");
     ldisp_free(&d);
 
     /* Full table: learning stops, counted; lookups of what is there still work. */

@@ -79,6 +79,9 @@ static struct {
     int have_high;
     uint32_t first_seq; /* the first data sequence number seen since wire_reset */
     int have_first;
+    uint32_t hold_seq;      /* take every transmission of this one off the wire... */
+    double hold_until_ms;   /* ... until then (0: none) */
+    unsigned held, rexmit_other; /* its copies taken off; other segments sent again */
 } wire;
 
 static void wire_reset(void)
@@ -98,8 +101,16 @@ static bool tap_a(void *ctx, const uint8_t *frame, uint16_t len)
         wire.have_first = 1;
     }
     duplicate(frame, len);
+    if (wire.hold_until_ms > 0 && g.seq == wire.hold_seq && now_ms() < wire.hold_until_ms) {
+        wire.held++;
+        if (wire.have_high && seq_lt(g.seq, wire.high))
+            wire.rexmit++;
+        return false;
+    }
     if (wire.have_high && seq_lt(g.seq, wire.high)) {
         wire.rexmit++;
+        if (g.seq != wire.hold_seq)
+            wire.rexmit_other++;
     } else {
         wire.high = g.seq + g.len;
         wire.have_high = 1;
@@ -231,6 +242,34 @@ static void test_dup_data(struct lsock *c, struct lsock *s)
            "... the window does not shrink (%u -> %u segments)", before.tcpi_snd_cwnd, after.tcpi_snd_cwnd);
 }
 
+/* One segment of a window lost again and again for 2 s (the sender's
+ * backoff), everything after it arrived: the receiver keeps what it holds
+ * out of order until the hole is filled. With lwIP's 6 x RTO it dropped
+ * that data after 1.2-1.5 s of silence (patch 0009's short RTO; patch 0012
+ * makes it a fixed 20 s), and the sender, its SACK marks cleared by the
+ * fourth timeout, sent the whole window again behind the hole. */
+static void test_long_hole(struct lsock *c, struct lsock *s)
+{
+    /* B measures its RTT (its RTO is what the old timeout scaled) */
+    for (int i = 0; i < 5; i++)
+        transfer(s, c, 100, 1000);
+    struct tcp_info tb = info(s);
+    transfer(c, s, 256 * 1024, 10000);
+    uint32_t mss = info(c).tcpi_snd_mss;
+    wire_reset();
+    transfer(c, s, 1, 1000);
+    uint32_t next = wire.high;
+    wire_reset();
+    wire.hold_seq = next + 2 * mss;
+    wire.hold_until_ms = now_ms() + 2000;
+    double ms = transfer(c, s, 24 * mss, 15000);
+    checkf(ms >= 0 && wire.held >= 2, "24 segments, the 3rd lost for 2 s (%u copies lost), arrive intact in %.0f ms",
+           wire.held, ms);
+    checkf(wire.rexmit_other <= 2,
+           "... the receiver kept the 21 segments after the hole (RTO %u us): %u other segments sent again",
+           tb.tcpi_rto, wire.rexmit_other);
+}
+
 int main(void)
 {
     struct lstack_conf ca, cb;
@@ -253,6 +292,7 @@ int main(void)
         test_tail_loss(c, s);
         test_dup_data(c, s);
         test_two_holes(c, s);
+        test_long_hole(c, s);
     }
     if (c)
         lsock_close(c);

@@ -154,6 +154,22 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define LSTACK_TCP_DUPTHRESH_MAX 16
 /* ... and a tail loss probe after 2 slow ticks (50-100 ms) without an ACK. */
 #define LSTACK_TCP_TLP_TICKS 2
+/* ... also during the go-back-N after a timeout (patch 0013): a lost
+ * retransmission with nothing else in flight waits 100 ms, not the doubled
+ * RTO. */
+#ifndef LSTACK_TCP_TLP_IN_RTO
+#define LSTACK_TCP_TLP_IN_RTO 1
+#endif
+/* A timeout requeues the segments for the go-back-N in sequence order
+ * (patch 0014: segments waiting on unsent to be sent again no longer end
+ * up behind higher ones, which could stall a connection for good). */
+#ifndef LSTACK_TCP_REQUEUE_SORTED
+#define LSTACK_TCP_REQUEUE_SORTED 1
+#endif
+/* Out-of-order data is dropped after 20 s without an incoming segment
+ * (patch 0012); lwIP's 6 x RTO was 1.5 s with the RTO above, shorter than
+ * a peer's backoff after its repair of a hole is lost twice. */
+#define LSTACK_TCP_OOSEQ_TIMEOUT_MS 20000u
 /* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
  * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
 #define LSTACK_TCP_MIN_SND_MSS 48
@@ -174,7 +190,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * set (the port offers TSO and checksum offload). */
 #define LSTACK_TCP_TSO 1
 /* tcp_input's output after a segment, once per connection at the end of
- * the receive burst (one ACK for the burst): patch 0011 and
+ * the receive burst (one ACK for the burst): patch 0014 and
  * port/tcp_out_defer.c. */
 #define LSTACK_TCP_OUTPUT_DEFER 1
 

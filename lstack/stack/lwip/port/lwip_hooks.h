@@ -13,7 +13,7 @@
  * TSO (segments of many MSS for a port that cuts them, patch 0008):
  * port/tcp_tso.c.
  * The output of a received segment, once per pcb at the end of the receive
- * burst (patch 0011): port/tcp_out_defer.c.
+ * burst (patch 0014): port/tcp_out_defer.c.
  */
 #ifndef LSTACK_LWIP_HOOKS_H
 #define LSTACK_LWIP_HOOKS_H

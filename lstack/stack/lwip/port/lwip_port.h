@@ -108,7 +108,7 @@ struct lstack_lwip_reass_stats {
 };
 
 /* The outputs tcp_input left for the end of a receive burst
- * (tcp_out_defer.c, patch 0011). */
+ * (tcp_out_defer.c, patch 0014). */
 struct lstack_lwip_defer_stats {
     uint64_t outputs; /* tcp_output runs at the end of a burst, one per pcb noted */
     uint64_t merged;  /* segments whose output joined the pcb's one at the end of the burst */

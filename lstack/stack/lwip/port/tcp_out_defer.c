@@ -1,6 +1,6 @@
 /*
  * tcp_out_defer.c - the output a received segment triggers, run once per
- * connection at the end of a receive burst (patch 0011).
+ * connection at the end of a receive burst (patch 0014).
  *
  * Owns: the list of pcbs whose tcp_output tcp_input left for the end of
  * the burst, the burst's begin and end (lstack_lwip_rx_burst_begin/_end,

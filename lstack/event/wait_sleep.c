@@ -1,0 +1,115 @@
+/*
+ * wait_sleep.c - run-to-wakeup's wait loop (ev_wait_sleeping): the waiting
+ * application thread never polls the NIC (the stack thread does,
+ * runtime/mode_rtw.c); it looks at its stack sockets under the lock, looks
+ * at its kernel fds without waiting, and when neither has anything sleeps in
+ * the kernel (ppoll) on its kernel fds and its wake fd, an eventfd that the
+ * stack thread writes once a socket's readiness changed. An idle
+ * application therefore uses no CPU, and kernel fds in the same set wake it
+ * as they would without lstack.
+ *
+ * No lost wake-up: the thread links itself as a sleeper (rt_sleep_arm) in
+ * the same hold of the lock as the look that found nothing; a change is
+ * made under that lock too, so it either came before the look (seen) or
+ * after the link (the stack thread signals the fd).
+ *
+ * Time: CLOCK_MONOTONIC read once per look (a look is followed by a sleep
+ * or a return, never by a spin, so the TSC estimate of wait.c buys
+ * nothing here). Signals: the signal mask is set for the whole wait; a
+ * signal ends the sleep, and the wait with EINTR unless the source
+ * restarts (a blocking socket call).
+ *
+ * Rejected: one eventfd per stack shared by every waiter (a waiter that
+ * drains it steals the wake-up of another sleeping on it); spinning a
+ * little before sleeping (costs the CPU the mode exists to save; a later
+ * refinement if latency asks for it); the eventfd inside each kernel epoll
+ * set (poll and select have no set to put it in: ppoll on the epoll fd and
+ * the wake fd serves all three alike).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "common/libc.h"
+#include "event/ev_priv.h"
+#include "event/event.h"
+#include "runtime/runtime.h"
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int ev_block_fds(struct pollfd *fds, nfds_t n, int wake_slot, int timeout_ms)
+{
+    struct timespec ts = {.tv_sec = timeout_ms / 1000, .tv_nsec = (long)(timeout_ms % 1000) * 1000000L};
+    int k = libc.ppoll(fds, n, timeout_ms < 0 ? NULL : &ts, NULL);
+    if (k < 0)
+        return -errno;
+    return wake_slot >= 0 && (fds[wake_slot].revents & POLLIN) ? 1 : 0;
+}
+
+static int ev_wait_sleep_loop(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
+{
+    sigset_t saved_mask;
+    bool masked = mask != NULL && pthread_sigmask(SIG_SETMASK, mask, &saved_mask) == 0;
+    uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : mono_ns() + (uint64_t)timeout_ms * 1000000u;
+    int n;
+    int err = 0;
+    int fd = -1; /* the wake fd while linked as a sleeper */
+
+    for (;;) {
+        rt_lock();
+        if (fd >= 0)
+            rt_sleep_disarm(); /* from the previous sleep, if the stack did not signal */
+        n = src->stack(ctx);
+        fd = n == 0 && timeout_ms != 0 ? rt_sleep_arm() : -1;
+        rt_unlock();
+
+        int total = src->kernel(ctx, n, 0);
+        if (total < 0 && n == 0) {
+            err = errno;
+            n = -1;
+            break;
+        }
+        if (total >= 0)
+            n = total;
+        if (n > 0 || timeout_ms == 0)
+            break;
+        uint64_t now = mono_ns();
+        if (now >= deadline)
+            break;
+        int left = -1;
+        if (deadline != UINT64_MAX) {
+            uint64_t ms = (deadline - now + 999999u) / 1000000u; /* round up: never early */
+            left = ms > 1000000 ? 1000000 : (int)ms;
+        }
+        if (fd < 0 && (left < 0 || left > 1))
+            left = 1; /* no wake fd (out of fds): look again every millisecond */
+        int rc = src->block(ctx, fd, left);
+        if (rc == 1)
+            rt_sleep_drain(fd);
+        if (rc == -EINTR && !src->restart) {
+            err = EINTR;
+            n = -1;
+            break;
+        }
+    }
+    if (fd >= 0) {
+        rt_lock();
+        rt_sleep_disarm();
+        rt_unlock();
+    }
+
+    if (masked)
+        pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+    if (n < 0)
+        errno = err;
+    return n;
+}
+
+const struct ev_wait_ops ev_wait_sleeping = {
+    .wait = ev_wait_sleep_loop,
+};

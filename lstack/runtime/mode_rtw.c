@@ -1,0 +1,236 @@
+/*
+ * mode_rtw.c - stack_thread_mode = "run-to-wakeup": a stack thread per
+ * context, pinned to the context's CPU (num_cpus), polls its queue round
+ * after round; application threads never poll. They make their socket
+ * calls under the context's lock (lwIP output they cause waits in the tx
+ * batch for the thread's next round) and, when they must wait, sleep in the
+ * kernel on their own wake fd (event/wait_sleep.c), linked on the context
+ * as sleepers. After each round the stack thread looks at the stack's count
+ * of readiness changes (stack_sock_changes: lwIP callbacks in the round and
+ * the application's own calls since); when it moved, every sleeper's
+ * eventfd is written and the list emptied.
+ *
+ * The stack thread receives without the lock (the queue is its own) and
+ * takes the lock only for a round with work: frames received, frames or
+ * ACKs the application's calls queued (stack_round_owed), or lwIP's timers
+ * (at least every millisecond). An application call therefore rarely finds
+ * the lock held; when it does, it sleeps in the futex and the stack thread
+ * waits for it to have had the lock before its next round.
+ *
+ * The wake fd is an eventfd per application thread, made on its first
+ * sleep and closed by a thread-specific destructor when the thread ends.
+ *
+ * Rejected: waking only the sleepers of the sockets that changed (each
+ * waiter would have to link a watcher per socket it looks at: poll and
+ * select take fresh sets every call; a wake-up of a thread that finds
+ * nothing costs one look); a stack thread that holds the lock for every
+ * round, idle ones too (the first version: an application call found the
+ * lock held nearly always and slept in the futex).
+ *
+ * Not built yet: socket calls passed to the stack thread through rte_rings
+ * (issue 12's design: a request/answer ring per application thread, so
+ * that no application thread ever runs lwIP). Today the lock is taken by
+ * the stack thread for rounds with work and by an application thread once
+ * per call; the futex lock sleeps when contended, so nobody spins on it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+
+#include "common/libc.h"
+#include "common/log.h"
+#include "common/tsc_clock.h"
+#include "conf/conf.h"
+#include "event/event.h"
+#include "runtime/runtime_priv.h"
+#include "runtime/stack_ctx.h"
+#include "sock/lsock.h"
+#include "stack/stack.h"
+
+/* ---- sleepers ---- */
+
+static __thread struct rt_sleeper rtw_me = {.fd = -1};
+static pthread_key_t rtw_key;
+static pthread_once_t rtw_key_once = PTHREAD_ONCE_INIT;
+
+static void rtw_thread_end(void *arg)
+{
+    struct rt_sleeper *me = arg;
+    if (me->fd >= 0)
+        libc.close(me->fd);
+    me->fd = -1;
+}
+
+static void rtw_key_make(void)
+{
+    pthread_key_create(&rtw_key, rtw_thread_end);
+}
+
+/* Under the lock: unlink one sleeper. */
+static void sleeper_unlink(struct rt_sleeper *w)
+{
+    if (!w->linked)
+        return;
+    *w->pprev = w->next;
+    if (w->next != NULL)
+        w->next->pprev = w->pprev;
+    w->linked = false;
+}
+
+int rt_sleep_arm(void)
+{
+    struct rt_sleeper *me = &rtw_me;
+    struct stack_ctx *c = &rt.stacks[0];
+    if (me->fd < 0) {
+        pthread_once(&rtw_key_once, rtw_key_make);
+        int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        me->fd = fd;
+        pthread_setspecific(rtw_key, me);
+    }
+    if (!me->linked) {
+        me->next = c->sleepers;
+        me->pprev = &c->sleepers;
+        if (c->sleepers != NULL)
+            c->sleepers->pprev = &me->next;
+        c->sleepers = me;
+        me->linked = true;
+    }
+    return me->fd;
+}
+
+void rt_sleep_disarm(void)
+{
+    sleeper_unlink(&rtw_me);
+}
+
+void rt_sleep_drain(int fd)
+{
+    uint64_t v;
+    (void)libc.read(fd, &v, sizeof(v));
+}
+
+/* Under the lock: signal and unlink every sleeper. */
+static void wake_all(struct stack_ctx *c)
+{
+    uint64_t one = 1;
+    while (c->sleepers != NULL) {
+        struct rt_sleeper *w = c->sleepers;
+        sleeper_unlink(w);
+        (void)libc.write(w->fd, &one, sizeof(one));
+    }
+}
+
+/* ---- the stack thread ---- */
+
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* An idle stack thread takes the lock for a round at least this often:
+ * lwIP's timers (retransmissions, connect timeouts, TIME_WAIT; its finest
+ * timer is 250 ms, lstack's connect timer counts milliseconds). */
+enum { RTW_TIMER_ROUND_NS = 1000000 };
+/* Pauses a stack thread spends, at most, handing the lock to a waiter. */
+enum { RTW_HANDOFF_SPINS = 1u << 16 };
+
+static void *stack_thread(void *arg)
+{
+    struct stack_ctx *c = arg;
+    struct stack *s = c->stack;
+    struct nic_pkt pkts[stack_burst(s)];
+    struct tsc_clock clk = {0};
+    uint64_t due = 0; /* the next round owed to lwIP's timers */
+    while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+        /* The queue is the thread's own: receive without the lock, and
+         * take it only for work, so that application threads' calls
+         * rarely find it held. */
+        unsigned n = stack_rx(s, pkts);
+        uint64_t now = tsc_clock_ns(&clk);
+        if (n == 0 && now < due && !stack_round_owed(s)) {
+            relax();
+            continue;
+        }
+        sctx_lock(c);
+        lsock_flush_acks(s); /* ACKs lwIP would delay, now that the app read */
+        stack_round(s, pkts, n);
+        uint64_t ch = stack_sock_changes(s);
+        if (ch != c->seen_changes) {
+            c->seen_changes = ch;
+            if (c->sleepers != NULL)
+                wake_all(c);
+        }
+        sctx_unlock(c);
+        due = now + RTW_TIMER_ROUND_NS;
+        /* A waiting application thread gets the lock before the next
+         * round takes it again (it sleeps in the futex until woken). */
+        for (unsigned i = 0; i < RTW_HANDOFF_SPINS && sctx_contended(c); i++)
+            relax();
+    }
+    return NULL;
+}
+
+static int rtw_start(struct stack_ctx *c, const struct lstack_conf *conf, char *err, size_t errlen)
+{
+    (void)conf;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (c->cpu >= 0 && c->cpu < CPU_SETSIZE) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(c->cpu, &set);
+        pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+    }
+    c->stop = 0;
+    c->seen_changes = stack_sock_changes(c->stack);
+    /* The thread starts with every signal blocked: the application's
+     * handlers run on its own threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&c->thread, &attr, stack_thread, c);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the stack thread of stack %d on CPU %d: %s", c->index, c->cpu,
+                 strerror(rc));
+        return -1;
+    }
+    char name[16];
+    snprintf(name, sizeof(name), "lstack-stack%d", c->index);
+    pthread_setname_np(c->thread, name);
+    c->thread_started = true;
+    return 0;
+}
+
+static void rtw_stop(struct stack_ctx *c)
+{
+    if (!c->thread_started)
+        return;
+    __atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(c->thread, NULL);
+    c->thread_started = false;
+    sctx_lock(c);
+    wake_all(c); /* nobody polls from here on: let sleepers look again */
+    sctx_unlock(c);
+}
+
+static void rtw_flush(struct stack_ctx *c)
+{
+    (void)c; /* the stack thread's next round sends the batch */
+}
+
+const struct stack_mode stack_mode_rtw = {
+    .name = "run-to-wakeup",
+    .wait = &ev_wait_sleeping,
+    .start = rtw_start,
+    .stop = rtw_stop,
+    .flush = rtw_flush,
+};
