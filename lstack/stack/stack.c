@@ -190,9 +190,8 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
     /* Filter each frame; lwIP finds a segment's connection in its PCB
      * hash (lstack/stack/lwip/port/pcb_hash.c). The output each segment
      * triggers (its ACK, the data its ACK lets out) runs once per
-     * connection at the burst's end (port/tcp_out_defer.c); a burst of
-     * one frame has nothing to merge. */
-    if (n > 1)
+     * connection at the burst's end (port/tcp_out_defer.c). */
+    if (n > 0)
         s->L.lstack_lwip_rx_burst_begin();
     for (unsigned i = 0; i < n; i++) {
         enum frame_verdict v = frame_classify_hw(&s->filter, pkts[i].data, pkts[i].len, pkts[i].cksum);
@@ -203,7 +202,7 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
-    if (n > 1)
+    if (n > 0)
         s->L.lstack_lwip_rx_burst_end();
     nic->ops->tx_flush(nic);
     /* Frames lwIP queued since the last round: in it, or in the
