@@ -188,11 +188,7 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
     if (n > 0)
         s->st.busy_polls++;
     /* Filter each frame; lwIP finds a segment's connection in its PCB
-     * hash (lstack/stack/lwip/port/pcb_hash.c). The output each segment
-     * triggers (its ACK, the data its ACK lets out) runs once per
-     * connection at the burst's end (port/tcp_out_defer.c). */
-    if (n > 0)
-        s->L.lstack_lwip_rx_burst_begin();
+     * hash (lstack/stack/lwip/port/pcb_hash.c). */
     for (unsigned i = 0; i < n; i++) {
         enum frame_verdict v = frame_classify_hw(&s->filter, pkts[i].data, pkts[i].len, pkts[i].cksum);
         if (v == FRAME_PASS) {
@@ -202,8 +198,6 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
-    if (n > 0)
-        s->L.lstack_lwip_rx_burst_end();
     nic->ops->tx_flush(nic);
     /* Frames lwIP queued since the last round: in it, or in the
      * application's socket calls since (they left in this flush). */

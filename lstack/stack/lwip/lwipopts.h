@@ -189,10 +189,6 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * and port/tcp_tso.c; off at run time unless lstack_lwip_conf.tso_max is
  * set (the port offers TSO and checksum offload). */
 #define LSTACK_TCP_TSO 1
-/* tcp_input's output after a segment, once per connection at the end of
- * the receive burst (one ACK for the burst): patch 0014 and
- * port/tcp_out_defer.c. */
-#define LSTACK_TCP_OUTPUT_DEFER 1
 
 #define LSTACK_TCP_WND_DEFAULT (256u * 1024u)
 #define LSTACK_TCP_SND_BUF_DEFAULT (256u * 1024u)

@@ -12,8 +12,6 @@
  * port/tcp_syn.c and port/syn_cookie.c.
  * TSO (segments of many MSS for a port that cuts them, patch 0008):
  * port/tcp_tso.c.
- * The output of a received segment, once per pcb at the end of the receive
- * burst (patch 0014): port/tcp_out_defer.c.
  */
 #ifndef LSTACK_LWIP_HOOKS_H
 #define LSTACK_LWIP_HOOKS_H
@@ -74,14 +72,6 @@ void lstack_tcp_tso_rexmit(struct tcp_pcb *pcb, struct tcp_seg *seg);
  * frame) and lstack_tso_pieces the frames it makes (ip4: IP ids). */
 void lstack_tcp_tso_out(const struct tcp_pcb *pcb, const struct tcp_seg *seg);
 extern u16_t lstack_tso_segsz, lstack_tso_pieces;
-#endif
-
-#if LSTACK_TCP_OUTPUT_DEFER
-/* tcp_input's tcp_output after a segment of pcb: now, or at the end of
- * the receive burst (port/tcp_out_defer.c). */
-void lstack_tcp_input_output(struct tcp_pcb *pcb);
-/* tcp_free: pcb is about to be freed; drop any output deferred for it. */
-void lstack_tcp_output_forget(struct tcp_pcb *pcb);
 #endif
 
 #endif

@@ -107,13 +107,6 @@ struct lstack_lwip_reass_stats {
     uint64_t pbufs_max;       /* ... and the most they may hold (reass_max_pbufs) */
 };
 
-/* The outputs tcp_input left for the end of a receive burst
- * (tcp_out_defer.c, patch 0014). */
-struct lstack_lwip_defer_stats {
-    uint64_t outputs; /* tcp_output runs at the end of a burst, one per pcb noted */
-    uint64_t merged;  /* segments whose output joined the pcb's one at the end of the burst */
-};
-
 /* Set this copy's values and say what they imply in *out. Returns 0, or
  * -EINVAL (a value out of range) or -ENOMEM (the arena or the PCB table
  * could not be reserved). Before lwip_init, once. */
@@ -127,14 +120,6 @@ void lstack_lwip_mem_stats(struct lstack_lwip_mem_stats *out);
 void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);
 void lstack_lwip_syn_stats(struct lstack_lwip_syn_stats *out);
 void lstack_lwip_reass_stats(struct lstack_lwip_reass_stats *out);
-void lstack_lwip_defer_stats(struct lstack_lwip_defer_stats *out);
-
-/* Around the frames of one receive burst (the stack's poll round): while
- * in it, the tcp_output that tcp_input runs after a segment of an
- * established connection waits for lstack_lwip_rx_burst_end, once per
- * connection. The stack's thread; calls do not nest. */
-void lstack_lwip_rx_burst_begin(void);
-void lstack_lwip_rx_burst_end(void);
 
 /* TSC ticks per second, as this copy's clock (sys_now.c) measured them
  * against CLOCK_MONOTONIC; 0 before the first measurement (about 10 ms
