@@ -71,7 +71,7 @@ static int ep_stack(void *ctx)
     int limit = w->max;
     if (__atomic_load_n(&w->lep->kernel_owed, __ATOMIC_RELAXED)) {
         limit--; /* may be 0: the kernel set goes first this round */
-        __atomic_store_n(&w->lep->kernel_due, 0, __ATOMIC_RELAXED); /* and now */
+        __atomic_store_n(&w->lep->kernel_due.at, 0, __ATOMIC_RELAXED); /* and now */
     }
     w->merge = w->lep->nkernel_half > 0;
     return ep_collect(w->lep, w->evs, limit);
@@ -112,7 +112,7 @@ static int ep_kernel(void *ctx, int n, int timeout_ms)
     return n + k;
 }
 
-static uint64_t *ep_kernel_due(void *ctx)
+static struct ev_kernel_due *ep_kernel_due(void *ctx)
 {
     struct ep_wait *w = ctx;
     return &w->lep->kernel_due;

@@ -71,6 +71,16 @@ struct epitem {
 
 /* The stack half of an epoll instance. The kernel epoll fd it belongs to
  * carries the kernel half (kernel fds, kernel halves of 0.0.0.0 listeners). */
+/* When a kernel part is next due: at (ev_clock ns), or as soon as this
+ * process has written to or closed a kernel fd since the last look (epoch:
+ * ev_kernel_epoch's value then), so that a pipe this process (any thread)
+ * wrote before an epoll_wait is reported by it with the stack events, as
+ * on Linux. Relaxed atomics. */
+struct ev_kernel_due {
+    uint64_t at;
+    uint64_t epoch;
+};
+
 struct lepoll {
     unsigned refs;           /* fds sharing it (dup) + waiters inside epoll_wait */
     struct ev_link interest; /* epitem.in_interest */
@@ -85,7 +95,7 @@ struct lepoll {
      * ev_source.kernel_due): kept across calls, so that a busy set pays one
      * kernel check per EV_KERNEL_CHECK_US, not one per call. Relaxed atomics
      * (a hint shared by the threads waiting on this set). */
-    uint64_t kernel_due;
+    struct ev_kernel_due kernel_due;
 };
 
 static inline struct epitem *ev_item_of_ready(struct ev_link *l)
@@ -119,6 +129,7 @@ static inline uint32_t ev_sock_bits(uint32_t ev)
 
 /* ---- the shared wait loop (wait.c) ---- */
 
+
 /* What one wait call watches: a stack part and a kernel part.
  *  stack:  under rt_lock (run-to-completion: right after a poll round):
  *          look at the stack sockets, record what is ready, return how
@@ -127,8 +138,8 @@ static inline uint32_t ev_sock_bits(uint32_t ev)
  *          timeout_ms (0 except for low-power sleeps); n is what the stack
  *          part just found. Returns the new total (>= n), or -1 with errno
  *          (only worth reporting when n == 0).
- *  kernel_due: optional: where the kernel part's next due time (ns of the
- *          waiting thread's TSC clock) is kept across calls; NULL: every
+ *  kernel_due: optional: where the kernel part's next due time (struct
+ *          ev_kernel_due) is kept across calls; NULL: every
  *          call starts due (its first round looks at the kernel). Called
  *          once per wait.
  *  kernel_fds: the kernel part as pollfds (at most max), for a low-power
@@ -145,7 +156,7 @@ static inline uint32_t ev_sock_bits(uint32_t ev)
 struct ev_source {
     int (*stack)(void *ctx);
     int (*kernel)(void *ctx, int n, int timeout_ms);
-    uint64_t *(*kernel_due)(void *ctx);
+    struct ev_kernel_due *(*kernel_due)(void *ctx);
     int (*kernel_fds)(void *ctx, struct pollfd *fds, int max);
     int (*block)(void *ctx, int wake_fd, int timeout_ms);
     bool restart;

@@ -50,6 +50,14 @@ extern const struct ev_wait_ops ev_wait_polling;
 extern const struct ev_wait_ops ev_wait_sleeping;
 void ev_use(const struct ev_wait_ops *w);
 
+/* This process has written to (or closed) a kernel fd: the next round of
+ * any run-to-completion wait looks at its kernel fds even if it has stack
+ * events and the kernel part is not due yet (a pipe written before
+ * epoll_wait is reported with the stack's events, as on Linux). Any
+ * thread; one atomic addition. Calls that glibc makes internally (e.g.
+ * eventfd_write) are not seen: they wait at most EV_KERNEL_CHECK_US. */
+void ev_kernel_written(void);
+
 /* The stack socket behind fd, or NULL (a kernel fd, or none). With a
  * socket, *kernel_half tells whether fd's kernel socket also serves it (the
  * kernel half of a 0.0.0.0 listener). Any thread, without the stack lock.

@@ -96,6 +96,15 @@ static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sle
     return src->kernel(ctx, n, 0);
 }
 
+/* Bumped after each write to, or close of, a kernel fd by this process
+ * (posix/: ev_kernel_written); read once per round of a wait. */
+static uint64_t ev_kernel_epoch_v;
+
+void ev_kernel_written(void)
+{
+    __atomic_add_fetch(&ev_kernel_epoch_v, 1, __ATOMIC_RELEASE);
+}
+
 /* The waiting thread's clock (initial-exec: liblstack.so is preloaded or
  * linked, never dlopened, so the variable is in the static TLS block). */
 static __thread struct tsc_clock ev_clock __attribute__((tls_model("initial-exec")));
@@ -131,8 +140,8 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
      * clock but the TSC; the others end at most a round late, never early. */
     uint64_t deadline = UINT64_MAX;
     bool deadline_due = timeout_ms > 0;
-    uint64_t call_due = now; /* without a kept one, the first round looks */
-    uint64_t *kernel_due = src->kernel_due != NULL ? src->kernel_due(ctx) : &call_due;
+    struct ev_kernel_due call_due = {.at = now}; /* without a kept one, the first round looks */
+    struct ev_kernel_due *kernel_due = src->kernel_due != NULL ? src->kernel_due(ctx) : &call_due;
     uint64_t busy_at = now;  /* when a frame last arrived */
     bool wake = low_power && rt_can_wake();
     uint64_t idle_ns = (wake ? EV_WAKE_IDLE_US : EV_IDLE_US) * 1000u;
@@ -150,7 +159,9 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
         if (frames > 0)
             busy_at = now;
         bool last = n > 0 || timeout_ms == 0 || ev_expired(now, deadline);
-        if ((last && n == 0) || now >= __atomic_load_n(kernel_due, __ATOMIC_RELAXED)) {
+        uint64_t epoch = __atomic_load_n(&ev_kernel_epoch_v, __ATOMIC_ACQUIRE);
+        if ((last && n == 0) || now >= __atomic_load_n(&kernel_due->at, __ATOMIC_RELAXED) ||
+            epoch != __atomic_load_n(&kernel_due->epoch, __ATOMIC_RELAXED)) {
             int sleep_ms = 0;
             if (!last && low_power && !deadline_due && now - busy_at >= idle_ns && now < deadline &&
                 deadline - now >= (uint64_t)EV_SLEEP_MS * 1000000u)
@@ -165,7 +176,8 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
                 n = total;
             if (sleep_ms > 0)
                 now = ev_now_ns();
-            __atomic_store_n(kernel_due, now + EV_KERNEL_CHECK_US * 1000u, __ATOMIC_RELAXED);
+            __atomic_store_n(&kernel_due->at, now + EV_KERNEL_CHECK_US * 1000u, __ATOMIC_RELAXED);
+            __atomic_store_n(&kernel_due->epoch, epoch, __ATOMIC_RELAXED);
             if (last || n > 0 || ev_expired(now, deadline))
                 break;
         } else if (last) {

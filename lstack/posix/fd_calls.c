@@ -9,14 +9,18 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "event/event.h"
 #include "posix/calls.h"
 #include "posix/fd_ops.h"
 
 int lstack_close(int fd)
 {
     struct fd_entry *e = fdt_get(fd);
-    if (e == NULL || e->ops->close == NULL)
-        return libc.close(fd);
+    if (e == NULL || e->ops->close == NULL) {
+        int r = libc.close(fd);
+        ev_kernel_written(); /* a pipe's reader may see EOF now (event.h) */
+        return r;
+    }
     return e->ops->close(e, fd);
 }
 

@@ -8,9 +8,17 @@
 #include <string.h>
 
 #include "ctl/app_counters.h"
+#include "event/event.h"
 #include "posix/calls.h"
 #include "posix/fd_ops.h"
 #include "posix/iov.h"
+
+/* A kernel fd was written: tell the wait loop (event.h), errno kept. */
+static inline ssize_t kernel_written(ssize_t r)
+{
+    ev_kernel_written();
+    return r;
+}
 
 /* The fd's ops if it is owned and has a read/write path. */
 static struct fd_entry *owned_io(int fd)
@@ -133,7 +141,7 @@ ssize_t lstack_write(int fd, const void *buf, size_t n)
 {
     struct fd_entry *e = owned_io(fd);
     if (e == NULL)
-        return libc.write(fd, buf, n);
+        return kernel_written(libc.write(fd, buf, n));
     struct iovec iov = {(void *)buf, n};
     return send_iov(e, fd, &iov, 1, 0);
 }
@@ -142,7 +150,7 @@ ssize_t lstack_writev(int fd, const struct iovec *iov, int cnt)
 {
     struct fd_entry *e = owned_io(fd);
     if (e == NULL)
-        return libc.writev(fd, iov, cnt);
+        return kernel_written(libc.writev(fd, iov, cnt));
     if (!iov_count_ok(cnt))
         return -1;
     return send_iov(e, fd, iov, cnt, 0);
@@ -152,7 +160,7 @@ ssize_t lstack_send(int fd, const void *buf, size_t n, int flags)
 {
     struct fd_entry *e = owned_io(fd);
     if (e == NULL)
-        return libc.send(fd, buf, n, flags);
+        return kernel_written(libc.send(fd, buf, n, flags));
     struct iovec iov = {(void *)buf, n};
     return send_iov(e, fd, &iov, 1, flags);
 }
@@ -162,7 +170,7 @@ ssize_t lstack_sendto(int fd, const void *buf, size_t n, int flags, const struct
 {
     struct fd_entry *e = owned_io(fd);
     if (e == NULL)
-        return libc.sendto(fd, buf, n, flags, addr, len);
+        return kernel_written(libc.sendto(fd, buf, n, flags, addr, len));
     /* A connected TCP socket ignores the address, like Linux. */
     struct iovec iov = {(void *)buf, n};
     return send_iov(e, fd, &iov, 1, flags);
@@ -172,6 +180,6 @@ ssize_t lstack_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
     struct fd_entry *e = owned_io(fd);
     if (e == NULL)
-        return libc.sendmsg(fd, msg, flags);
+        return kernel_written(libc.sendmsg(fd, msg, flags));
     return e->ops->sendmsg(e, fd, msg, flags);
 }
