@@ -26,6 +26,7 @@
 #include "nic/nic.h"
 
 static int eal_state; /* 0 never, 1 up, 2 cleaned up */
+static bool eal_private_mem; /* --in-memory or --no-huge: the kernel frees it all at exit */
 
 /* Remove the files EAL leaves in its run-time directory, then the directory. */
 static void remove_runtime_dir(const char *dir)
@@ -79,6 +80,10 @@ int nic_eal_init(int argc, char **argv, char *added, size_t addedlen, char *err,
         args[n++] = (char *)extra[i]; /* rte_eal_init does not write the strings */
     args[n] = NULL;
     describe_added(extra, nextra, added, addedlen);
+    eal_private_mem = false;
+    for (int i = 0; i < n; i++)
+        if (strcmp(args[i], "--in-memory") == 0 || strcmp(args[i], "--no-huge") == 0)
+            eal_private_mem = true;
     int rc = rte_eal_init(n, args);
     int saved = rte_errno;
 
@@ -110,5 +115,28 @@ void nic_eal_cleanup(void)
     rte_eal_cleanup();
     if (primary) /* a secondary's run directory is its primary's (ltran) */
         remove_runtime_dir(dir);
+    eal_state = 2;
+}
+
+/* At process exit, rte_eal_cleanup is left out where it has nothing to give
+ * back: DPDK 22.11's cleanup unmaps EAL's memory while its interrupt thread
+ * keeps walking its interrupt sources, some of whose handles live in that
+ * memory (seen: memif-race, SIGSEGV in rte_intr_fd_get on eal-intr-thread
+ * under rte_eal_cleanup, about 1 run in 8). A primary with private memory
+ * (--in-memory, --no-huge: what lstack uses on a direct port) has no file
+ * another process could need, and the kernel frees its memory at exit; only
+ * the run-time directory is removed. Secondaries (ltran's clients) and
+ * primaries with shared files still clean up. */
+void nic_eal_exit(void)
+{
+    if (eal_state != 1)
+        return;
+    if (!eal_private_mem || rte_eal_process_type() != RTE_PROC_PRIMARY) {
+        nic_eal_cleanup();
+        return;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+    remove_runtime_dir(dir);
     eal_state = 2;
 }

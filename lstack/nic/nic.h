@@ -179,6 +179,11 @@ NIC_DPDK_EXPORT int nic_eal_init(int argc, char **argv, char *added, size_t adde
  * After this, no DPDK port may be used in this process. */
 NIC_DPDK_EXPORT void nic_eal_cleanup(void);
 
+/* At process exit (no thread uses a port any more): nic_eal_cleanup, except
+ * that a primary with private memory (--in-memory, --no-huge) only removes
+ * its run-time files (eal.c says why). */
+NIC_DPDK_EXPORT void nic_eal_exit(void);
+
 /* Open, configure and start the DPDK port chosen by p. Returns NULL with a
  * reason in err (e.g. the MACs of the ports that exist when none matches). */
 NIC_DPDK_EXPORT struct nic *nic_dpdk_open(const struct nic_params *p, char *err, size_t errlen);

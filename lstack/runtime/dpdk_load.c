@@ -48,16 +48,18 @@ int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
     }
     void *init = dlsym(h, "nic_eal_init");
     void *cleanup = dlsym(h, "nic_eal_cleanup");
+    void *ex = dlsym(h, "nic_eal_exit");
     void *open = dlsym(h, "nic_dpdk_open");
     void *lopen = dlsym(h, "nic_ltran_open");
-    if (init == NULL || cleanup == NULL || open == NULL || lopen == NULL) {
-        snprintf(err, errlen, "%s lacks nic_eal_init/nic_eal_cleanup/nic_dpdk_open/nic_ltran_open", path);
+    if (init == NULL || cleanup == NULL || ex == NULL || open == NULL || lopen == NULL) {
+        snprintf(err, errlen, "%s lacks nic_eal_init/nic_eal_cleanup/nic_eal_exit/nic_dpdk_open/nic_ltran_open", path);
         dlclose(h);
         return -1;
     }
     /* POSIX: dlsym results convert to function pointers of the real type. */
     memcpy(&d->eal_init, &init, sizeof(init));
     memcpy(&d->eal_cleanup, &cleanup, sizeof(cleanup));
+    memcpy(&d->eal_exit, &ex, sizeof(ex));
     memcpy(&d->open, &open, sizeof(open));
     memcpy(&d->ltran_open, &lopen, sizeof(lopen));
     return 0;

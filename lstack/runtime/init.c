@@ -67,7 +67,7 @@ static void rt_shutdown(void)
     }
     rt.nstacks = 0;
     rt_unlock();
-    dpdk.eal_cleanup();
+    dpdk.eal_exit();
 }
 
 /* use_ltran = 1: the port is ltran's; EAL starts as its secondary. */

@@ -36,6 +36,7 @@ struct nic_ltran_params;
 struct dpdk_calls {
     int (*eal_init)(int argc, char **argv, char *added, size_t addedlen, char *err, size_t errlen);
     void (*eal_cleanup)(void);
+    void (*eal_exit)(void);  /* at process exit: nic_eal_exit */
     struct nic *(*open)(const struct nic_params *p, char *err, size_t errlen);
     /* use_ltran = 1: EAL as ltran's secondary and its rings (nic.h). */
     struct nic *(*ltran_open)(const struct nic_ltran_params *p, char *added, size_t addedlen, char *err,

@@ -216,7 +216,7 @@ int main(int argc, char **argv)
             break;
     }
     n->ops->close(n);
-    nic_eal_cleanup();
+    nic_eal_exit(); /* what lstack does at exit */
     printf("memif_race: %d peer cycles, %llu frames received, %llu poll loops\n", cycles, (unsigned long long)rx,
            (unsigned long long)loops);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
