@@ -75,6 +75,7 @@ static void close_port(struct ltran *l)
     struct dpdk_nic *d = (struct dpdk_nic *)l->nic;
     rte_eth_dev_stop(d->port);
     rte_eth_dev_close(d->port);
+    free(d->set); /* the queue set of its one queue (nic_priv.h), not its pool */
     free(d);
     l->nic = NULL;
 }

@@ -103,6 +103,9 @@ if [ $# -eq 0 ] && [ "${LSTACK_SANITIZE:-1}" != 0 ]; then
         meson setup "$ASAN_BUILD" -Db_sanitize=address,undefined >/dev/null
     fi
     meson configure "$ASAN_BUILD" -Dwerror=true
+    # Absolute: each test runs in the build directory, and a relative
+    # log_path put the reports where the check below did not look.
+    sanlog="$(cd "$ASAN_BUILD" && pwd)/sanitizer-logs"
     if ninja -C "$ASAN_BUILD" >"$ASAN_BUILD/build.log" 2>&1; then
         rm -rf "$sanlog"
         mkdir -p "$sanlog"

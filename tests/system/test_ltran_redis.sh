@@ -22,55 +22,9 @@
 set -u
 T_BASE="${LSTACK_TB:-lstk}"
 export LSTACK_TB="${T_BASE}ltr"
-T_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=testbed.sh
-source "$T_HERE/testbed.sh"
-# shellcheck source=../preload_env.sh
-source "$T_HERE/../preload_env.sh"
-
-BUILD="${1:?usage: $0 BUILD_DIR}"
-BUILD="$(cd "$BUILD" && pwd)"
-LTRAN="$BUILD/ltran/ltran"
-STACKCTL="$BUILD/tools/stackctl"
-LIB="${LSTACK_PRELOAD:-$BUILD/lstack/liblstack.so}"
-N=0
-declare -A RPID=()
-LTRAN_PID=""
-W=""
-
-ok() { N=$((N + 1)); echo "ok $N: $*"; }
-fail() {
-    echo "FAIL: $*"
-    [[ -n "$W" ]] && for f in "$W"/*.log; do
-        [[ -f "$f" ]] || continue
-        echo "--- $f (last 15 lines)"
-        tail -n 15 "$f" | sed 's/^/  | /'
-    done
-    exit 1
-}
-
-tb_require_root
-tb_require_tools ip ethtool redis-server redis-cli redis-benchmark python3 mount
-[[ -x "$LTRAN" ]] || fail "ltran not built: $LTRAN"
-[[ -x "$STACKCTL" ]] || fail "stackctl not built: $STACKCTL"
-
-cleanup_all() {
-    local p
-    for p in "${RPID[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-    [[ -n "$LTRAN_PID" ]] && kill -TERM "$LTRAN_PID" 2>/dev/null && sleep 1
-    [[ -n "$LTRAN_PID" ]] && kill -KILL "$LTRAN_PID" 2>/dev/null
-    if [[ -n "$W" ]]; then
-        umount "$W/huge" 2>/dev/null || true
-        rm -rf "/var/run/dpdk/${LSTACK_TB}lt"
-        [[ "${T_KEEP_LOG:-0}" == 1 ]] && echo "(logs kept in $W)" || rm -rf "$W"
-    fi
-}
-tb_on_cleanup cleanup_all
-tb_trap_cleanup
-W="$(mktemp -d "/tmp/lstack-test-${LSTACK_TB}.XXXXXX")"
-tb_up || fail "test bed did not come up"
-mkdir -p "$W/huge"
-mount -t hugetlbfs -o pagesize=2M nodev "$W/huge" || fail "cannot mount hugetlbfs on $W/huge"
+# shellcheck source=ltran_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ltran_lib.sh"
+lt_init "${1:-}"
 
 SOCK="$W/ltran.sock"
 PREFIX="${LSTACK_TB}lt"
