@@ -60,3 +60,30 @@ lt_init() {
     mkdir -p "$W/huge"
     mount -t hugetlbfs -o pagesize=2M nodev "$W/huge" || fail "cannot mount hugetlbfs on $W/huge"
 }
+
+# Write $W/ltran.conf for this bed (port: the server veth; prefix
+# ${LSTACK_TB}lt; socket $SOCK): mbuf pool size $1, ltran's low_power_mode $2.
+lt_write_ltran_conf() {
+    cat >"$W/ltran.conf" <<CONF
+forward_kit = "dpdk"
+forward_kit_args = "--no-pci -l $TB_CPU --huge-dir $W/huge --vdev=$(tb_vdev)"
+file_prefix = "${LSTACK_TB}lt"
+ltran_socket = "$SOCK"
+mbuf_pool_size = $1
+low_power_mode = $2
+CONF
+}
+
+# Start ltran in the server namespace on $W/ltran.conf (log $W/ltran.log,
+# pid LTRAN_PID) and wait up to 10 s for it to say it is up; fail otherwise.
+lt_start_ltran() {
+    ip netns exec "$TB_NS_SRV" "$LTRAN" -c "$W/ltran.conf" >"$W/ltran.log" 2>&1 &
+    LTRAN_PID=$!
+    local i
+    for ((i = 0; i < 100; i++)); do
+        grep -q '^ltran: up on' "$W/ltran.log" 2>/dev/null && break
+        kill -0 "$LTRAN_PID" 2>/dev/null || fail "ltran exited at start"
+        sleep 0.1
+    done
+    grep -q '^ltran: up on' "$W/ltran.log" || fail "ltran did not come up in 10 s"
+}

@@ -23,22 +23,8 @@ NODES=(198.18.0.2:7001 198.18.0.3:7002 198.18.0.4:7003 198.18.0.5:7004)
 lt_init "${1:-}"
 
 SOCK="$W/ltran.sock"
-cat >"$W/ltran.conf" <<CONF
-forward_kit = "dpdk"
-forward_kit_args = "--no-pci -l $TB_CPU --huge-dir $W/huge --vdev=$(tb_vdev)"
-file_prefix = "${LSTACK_TB}lt"
-ltran_socket = "$SOCK"
-mbuf_pool_size = 16383
-low_power_mode = 1
-CONF
-ip netns exec "$TB_NS_SRV" "$LTRAN" -c "$W/ltran.conf" >"$W/ltran.log" 2>&1 &
-LTRAN_PID=$!
-for ((i = 0; i < 100; i++)); do
-    grep -q '^ltran: up on' "$W/ltran.log" 2>/dev/null && break
-    kill -0 "$LTRAN_PID" 2>/dev/null || fail "ltran exited at start"
-    sleep 0.1
-done
-grep -q '^ltran: up on' "$W/ltran.log" || fail "ltran did not come up in 10 s"
+lt_write_ltran_conf 16383 "1"
+lt_start_ltran
 
 cli() { ip netns exec "$TB_NS_CLI" timeout 20 redis-cli "$@"; }
 node_cli() { # HOST:PORT ARGS...

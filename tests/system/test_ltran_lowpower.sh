@@ -32,26 +32,12 @@ lt_init "${1:-}"
 
 SOCK="$W/ltran.sock"
 PREFIX="${LSTACK_TB}lt"
-cat >"$W/ltran.conf" <<CONF
-forward_kit = "dpdk"
-forward_kit_args = "--no-pci -l $TB_CPU --huge-dir $W/huge --vdev=$(tb_vdev)"
-file_prefix = "$PREFIX"
-ltran_socket = "$SOCK"
-mbuf_pool_size = 8191
-low_power_mode = ${LTRAN_LP_LTRAN:-1}
-CONF
+lt_write_ltran_conf 8191 "${LTRAN_LP_LTRAN:-1}"
 tb_write_conf "$W/lstack.conf" \
     "dpdk_args = [ \"--no-pci\", \"-l\", \"$TB_CPU\" ];" \
     'use_ltran = 1;' "ltran_socket = \"$SOCK\";" 'low_power_mode = 1;'
 
-ip netns exec "$TB_NS_SRV" "$LTRAN" -c "$W/ltran.conf" >"$W/ltran.log" 2>&1 &
-LTRAN_PID=$!
-for ((i = 0; i < 100; i++)); do
-    grep -q '^ltran: up on' "$W/ltran.log" 2>/dev/null && break
-    kill -0 "$LTRAN_PID" 2>/dev/null || fail "ltran exited at start"
-    sleep 0.1
-done
-grep -q '^ltran: up on' "$W/ltran.log" || fail "ltran did not come up in 10 s"
+lt_start_ltran
 
 for p in 6379 6380 6381; do
     ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$(preload_list "$LIB")" LSTACK_CONF_PATH="$W/lstack.conf" \

@@ -28,14 +28,7 @@ lt_init "${1:-}"
 
 SOCK="$W/ltran.sock"
 PREFIX="${LSTACK_TB}lt"
-cat >"$W/ltran.conf" <<CONF
-forward_kit = "dpdk"
-forward_kit_args = "--no-pci -l $TB_CPU --huge-dir $W/huge --vdev=$(tb_vdev)"
-file_prefix = "$PREFIX"
-ltran_socket = "$SOCK"
-mbuf_pool_size = 8191
-low_power_mode = 1
-CONF
+lt_write_ltran_conf 8191 "1"
 tb_write_conf "$W/lstack.conf" \
     "dpdk_args = [ \"--no-pci\", \"-l\", \"$TB_CPU\" ];" \
     'use_ltran = 1;' "ltran_socket = \"$SOCK\";" 'low_power_mode = 1;'
@@ -58,14 +51,7 @@ wait "${RPID[noltran]}"
 unset "RPID[noltran]"
 ok "use_ltran = 1 with no ltran running: the process says so and serves on the kernel"
 
-ip netns exec "$TB_NS_SRV" "$LTRAN" -c "$W/ltran.conf" >"$W/ltran.log" 2>&1 &
-LTRAN_PID=$!
-for ((i = 0; i < 100; i++)); do
-    grep -q '^ltran: up on' "$W/ltran.log" 2>/dev/null && break
-    kill -0 "$LTRAN_PID" 2>/dev/null || fail "ltran exited at start"
-    sleep 0.1
-done
-grep -q '^ltran: up on' "$W/ltran.log" || fail "ltran did not come up in 10 s"
+lt_start_ltran
 ok "ltran up (pid $LTRAN_PID): $(grep '^ltran: up on' "$W/ltran.log")"
 
 start_redis() { # PORT [CONF BIND KEY]: KEY names it in RPID (default: PORT)
