@@ -63,6 +63,7 @@ struct ltran {
     uint64_t ctl_cycles, next_ctl; /* control socket checked every ctl_cycles */
     struct ltran_wake_zone *zone;  /* ltran_wake.c */
     uint64_t busy_at, idle_cycles, sleep_ns;
+    uint64_t reply_until, reply_cycles; /* low power: stay awake for a woken client's answer */
     int wake_fd;                   /* eventfd clients write to wake ltran (given at REGISTER) */
     int doorbell;                  /* ltran_doorbell.c socket, -1: none */
     volatile sig_atomic_t *stop;

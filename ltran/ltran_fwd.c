@@ -219,6 +219,8 @@ unsigned ltran_fwd_round(struct ltran *l)
         unsigned k = rte_ring_sc_dequeue_burst(c->tx, (void **)m, LTRAN_BURST, NULL);
         c->tx_frames += k;
         moved += k;
+        if (k > 0)
+            l->reply_until = 0; /* an answer came: back to the idle rule (ltran_idle) */
         for (unsigned j = 0; j < k; j++) {
             m[j]->hash.usr = 0; /* ltran's now */
             const uint8_t *f = rte_pktmbuf_mtod(m[j], const uint8_t *);
