@@ -15,6 +15,7 @@
 #                    [--perf] [--retries N] [--pmd af_xdp|af_packet]
 #                    [--base-build DIR] [--kernel-offload on|off]
 #                    [--client-gro on|off] [--rtw] [--rtw-cpus LIST]
+#                    [--io-cpus LIST]
 #
 # --both-ends: a scenario set of its own (scripts/bench-both-ends.sh, which
 # takes --rounds, -n, --scenarios, --out, --build, --server-cpu and
@@ -49,6 +50,11 @@
 # rtw / kernel and rtw / lstack (run-to-completion) ratios, and the issue 12
 # targets: scenario 1 rtw / lstack >= 0.85 (within 15 %), scenario 7 (with
 # --io-threads on every kind) rtw / kernel >= 1.3.
+#
+# --io-cpus LIST: the taskset CPU list of every kind's redis-server in
+# scenario 7 (default: the server CPU, like the other scenarios). "0,1" on
+# a 2-CPU machine lets redis's main and I/O threads spread over both CPUs,
+# the client's included (rtw's stack thread stays on its num_cpus CPU).
 #
 # --kernel-offload off: during each kernel run, the server veth's TSO, GSO
 # and GRO and the client veth's TSO are off, so the kernel server sends and
@@ -143,6 +149,7 @@ KERNEL_OFFLOAD=on
 CLIENT_GRO=off
 RTW=0
 RTW_CPUS=""
+IO_CPUS=""
 
 die_usage() { echo "bench.sh: $*" >&2; exit 2; }
 while (($# > 0)); do
@@ -164,6 +171,7 @@ while (($# > 0)); do
     --client-gro) CLIENT_GRO="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --rtw) RTW=1; shift ;;
     --rtw-cpus) RTW_CPUS="${2:-}"; RTW=1; shift 2 || { usage >&2; exit 2; } ;;
+    --io-cpus) IO_CPUS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -180,6 +188,9 @@ done
 [[ -z "$RTW_CPUS" || "$RTW_CPUS" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
     die_usage "--rtw-cpus wants a CPU list like 1 or 0,1, not '$RTW_CPUS'"
 [[ -n "$RTW_CPUS" ]] || RTW_CPUS="$SERVER_CPU"
+[[ -z "$IO_CPUS" || "$IO_CPUS" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+    die_usage "--io-cpus wants a CPU list like 1 or 0,1, not '$IO_CPUS'"
+[[ -n "$IO_CPUS" ]] || IO_CPUS="$SERVER_CPU"
 if [[ -z "$ROUNDS" ]]; then
     if ((SHORT)); then ROUNDS=1; else ROUNDS=3; fi
 fi
@@ -204,10 +215,12 @@ S_ARGS[5]="-c 1 -t ping"; S_N[5]=50000; S_NSHORT[5]=2000
 S_ARGS[6]="-c 10 -t set,get -d 65536"; S_N[6]=40000; S_NSHORT[6]=1000
 # 7: Redis io-threads (issue 12): the server flags of every kind get S_SRV[7].
 S_ARGS[7]="-c 50 -t set,get -d 3 --threads 2"; S_N[7]=200000; S_NSHORT[7]=10000
-declare -A S_SRV=()
+declare -A S_SRV=() S_TASKSET=()
 S_SRV[7]="--io-threads 2 --io-threads-do-reads yes"
+S_TASKSET[7]="" # set to --io-cpus below
 
 IFS=, read -r -a SCEN_LIST <<<"$SCENARIOS"
+S_TASKSET[7]="$IO_CPUS"
 
 # ---------------------------------------------------------------------------
 # prerequisites
@@ -430,14 +443,14 @@ ensure_hugepages() {
     tb__state_set HP_SET "$(cat "$hp/nr_hugepages")"
 }
 
-# start_server KIND DIR [FLAGS...] : redis-server pinned to SERVER_CPU in
-# the server ns, with the scenario's extra FLAGS (S_SRV). Sets SRV_PID
-# (redis-server's own PID: taskset, ip netns exec and env exec).
+# start_server KIND DIR CPUS [FLAGS...] : redis-server pinned to CPUS
+# (taskset list) in the server ns, with the scenario's extra FLAGS (S_SRV).
+# Sets SRV_PID (redis-server's own PID: taskset, ip netns exec and env exec).
 start_server() {
-    local kind="$1" dir="$2" port
-    shift 2
+    local kind="$1" dir="$2" cpus="$3" port
+    shift 3
     local -a extra=("$@")
-    local -a pre=(taskset -c "$SERVER_CPU" ip netns exec "$TB_NS_SRV")
+    local -a pre=(taskset -c "$cpus" ip netns exec "$TB_NS_SRV")
     if [[ "$kind" == lstack ]]; then
         ensure_hugepages
         port=$PORT_LSTACK
@@ -572,7 +585,7 @@ LSTACK_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB 
 RTW_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-rtw.conf $REDIS_SERVER $(redis_flags $PORT_RTW DIR)"
 BASE_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$BASE_LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-base.conf $REDIS_SERVER $(redis_flags $PORT_BASE DIR)"
 {
-    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")$([[ $CLIENT_GRO == on ]] && echo " --client-gro on")${BASE_DIR:+ --base-build $BASE_DIR}$( ((RTW)) && echo " --rtw-cpus $RTW_CPUS")"
+    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")$([[ $CLIENT_GRO == on ]] && echo " --client-gro on")${BASE_DIR:+ --base-build $BASE_DIR}$( ((RTW)) && echo " --rtw-cpus $RTW_CPUS") --io-cpus $IO_CPUS"
     echo "# lstack drives the server veth with --vdev=$(tb_vdev)"
     echo "# each server started with ulimit -n $ULIMIT_N; client ns: net.ipv4.ip_local_port_range=\"1024 65535\""
     [[ "$CLIENT_GRO" == on ]] && echo "# before the first run: ip netns exec $TB_NS_CLI ethtool -K $TB_IF_CLI gro on"
@@ -588,7 +601,7 @@ BASE_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$BASE_L
         n="${NREQ:-${S_N[$s]}}"
         ((SHORT)) && [[ -z "$NREQ" ]] && n="${S_NSHORT[$s]}"
         echo "scenario $s client: ip netns exec $TB_NS_CLI taskset -c $CLIENT_CPU redis-benchmark -h HOST -p PORT --csv -n $n ${S_ARGS[$s]}"
-        [[ -z "${S_SRV[$s]:-}" ]] || echo "scenario $s servers: every kind's flags above plus ${S_SRV[$s]}"
+        [[ -z "${S_SRV[$s]:-}" ]] || echo "scenario $s servers: every kind's flags above plus ${S_SRV[$s]}, taskset -c ${S_TASKSET[$s]:-$SERVER_CPU}"
     done
     echo "# HOST:PORT = $TB_IP_KERNEL:$PORT_KERNEL (kernel), $TB_IP_STACK:$PORT_LSTACK (lstack)${BASE_DIR:+, $TB_IP_STACK:$PORT_BASE (base)}$( ((RTW)) && echo ", $TB_IP_STACK:$PORT_RTW (rtw)")"
 } >"$OUT/commands.txt"
@@ -650,7 +663,7 @@ run_one() { # SCENARIO ROUND KIND
     fi
     local -a srv_extra=()
     [[ -z "${S_SRV[$s]:-}" ]] || read -r -a srv_extra <<<"${S_SRV[$s]}"
-    start_server "$kind" "$d/redis" "${srv_extra[@]}"
+    start_server "$kind" "$d/redis" "${S_TASKSET[$s]:-$SERVER_CPU}" "${srv_extra[@]}"
     if ! wait_ready "$kind"; then
         log "scenario $s round $r $kind: redis did not answer PING; its output:"
         tail -n 20 "$d/redis/stdout.log" "$d/redis/redis.log" 2>/dev/null | sed 's/^/  | /'
