@@ -31,7 +31,12 @@
 # beside them (the script does).
 #
 # Environment: FLOOD_S (10), SERVER_CPU (1), FLOOD_CPU (0), NEW_EVERY (0.5),
-# SF_CONF_EXTRA (more lstack.conf lines, e.g. 'nic_read_number = 32;').
+# SF_CONF_EXTRA (more lstack.conf lines, e.g. 'nic_read_number = 32;'),
+# SF_NICE=N (a nice value, e.g. -10, for redis, hping3 and the probe
+# alike: less noise from other load on a shared machine; default none),
+# SF_PERF=FILE (perf record of SERVER_CPU for 4 s of the flood into
+# FILE.<target>; the script prints the top of `perf report --sort
+# comm,dso,sym`: where the server CPU's time goes, kernel work included).
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -53,9 +58,31 @@ r_init "$BUILD" python3 hping3 taskset
 [[ -z "${SF_CONF_EXTRA:-}" ]] || r_conf "$R_CONF" 'tcp_conn_count = 1024;' "$SF_CONF_EXTRA"
 
 # probe SECONDS OUT : the probe, pinned to FLOOD_CPU.
+NICE=()
+[[ -z "${SF_NICE:-}" ]] || NICE=(nice -n "$SF_NICE")
 probe() {
-    taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" python3 "$R_PY" probe "$(r_host srv)" "$(r_port srv)" \
+    "${NICE[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" python3 "$R_PY" probe "$(r_host srv)" "$(r_port srv)" \
         --seconds "$1" --new-every "$NEW_EVERY" >"$2" 2>&1 || true
+}
+
+# snap ARRAY "KEYS" : the stack's counters KEYS (stackctl totals, one call)
+# into the associative array ARRAY (empty values if stackctl fails).
+snap() {
+    local -n into="$1"
+    local k v json
+    json=$(ip netns exec "$TB_NS_SRV" "$T_BUILD/tools/stackctl" -p "$(r_pid srv)" --json --timeout 10 show stats \
+        2>/dev/null) || json=""
+    for k in $2; do into["$k"]=""; done
+    # shellcheck disable=SC2034 # a nameref to the caller's array
+    while read -r k v; do into["$k"]="$v"; done < <(python3 -c '
+import json, sys
+try:
+    t = json.loads(sys.argv[1])["total"]
+except ValueError:
+    sys.exit(0)
+for k in sys.argv[2].split():
+    if k in t:
+        print(k, int(t[k]))' "$json" "$2")
 }
 
 # p50 / p99 of a probe log: "P50 P99"
@@ -65,39 +92,55 @@ lat_of() {
 
 
 run_target() {
-    local kind="$1" pid c
+    local kind="$1" pid c t
     r_start srv "$kind"
     r_wait_ready srv || r_fail "redis did not come up"
     pid=$(r_pid srv)
     taskset -a -c -p "$SERVER_CPU" "$pid" >/dev/null || r_fail "cannot pin redis to CPU $SERVER_CPU"
-    echo "== $kind redis pid $pid on CPU $SERVER_CPU; hping3 and the probe on CPU $FLOOD_CPU; load: $(uptime | sed 's/.*load/load/')"
+    if [[ -n "${SF_NICE:-}" ]]; then
+        for t in /proc/"$pid"/task/*; do renice -n "$SF_NICE" -p "${t##*/}" >/dev/null; done
+    fi
+    echo "== $kind redis pid $pid on CPU $SERVER_CPU; hping3 and the probe on CPU $FLOOD_CPU; nice ${SF_NICE:-0}; load: $(uptime | sed 's/.*load/load/')"
     probe "$FLOOD_S" "$T_WORK/$kind-calm.log"
     sed 's/^/   no flood: /' "$T_WORK/$kind-calm.log"
 
     local -A c0=() c1=()
-    local keys="rx_packets syncookies_sent syncookies_recv drop_syn drop_syn_shed port_imissed rounds_busy rounds_rx_frames"
+    local keys="rx_packets syncookies_sent syncookies_recv drop_syn drop_syn_shed port_imissed rounds_busy rounds_rx_frames rounds_busy_cycles tsc_hz"
     if [[ "$kind" == lstack ]]; then
-        for c in $keys; do c0[$c]=$(r_stat srv "$c") || c0[$c]=""; done
+        snap c0 "$keys"
     fi
-    taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT "$((FLOOD_S + 2))" \
+    "${NICE[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT "$((FLOOD_S + 2))" \
         hping3 -S -p "$(r_port srv)" --flood -a "$SPOOF" "$(r_host srv)" >"$T_WORK/$kind-hping.log" 2>&1 &
     local hp=$!
     R_BG_PIDS+=("$hp")
     sleep 1
+    local pp=""
+    if [[ -n "${SF_PERF:-}" ]]; then
+        perf record -q -C "$SERVER_CPU" -o "$SF_PERF.$kind" -- sleep 4 >/dev/null 2>&1 &
+        pp=$!
+    fi
     probe "$FLOOD_S" "$T_WORK/$kind-flood.log"
+    [[ -z "$pp" ]] || wait "$pp"
+    kill -INT "$hp" 2>/dev/null # the flood lasts as long as the probe (timeout passes the signal on)
     wait "$hp" 2>/dev/null || true
     sed 's/^/   flood:    /' "$T_WORK/$kind-flood.log"
     grep -E 'packets (transmitted|tramitted)' "$T_WORK/$kind-hping.log" | sed 's/^/   hping3:   /'
     if [[ "$kind" == lstack ]]; then
         local line="   stackctl over the flood:"
+        snap c1 "$keys"
         for c in $keys; do
-            c1[$c]=$(r_stat srv "$c") || c1[$c]=""
-            [[ -n "${c0[$c]}" && -n "${c1[$c]}" ]] && line+=" $c +$((c1[$c] - c0[$c]))"
+            [[ -n "${c0[$c]}" && -n "${c1[$c]}" && "$c" != tsc_hz ]] && line+=" $c +$((c1[$c] - c0[$c]))"
         done
         echo "$line"
         if [[ -n "${c0[rounds_busy]}" && -n "${c1[rounds_busy]}" ]] && ((c1[rounds_busy] > c0[rounds_busy])); then
             echo "   frames per busy round: $(((c1[rounds_rx_frames] - c0[rounds_rx_frames]) / (c1[rounds_busy] - c0[rounds_busy])))"
+            awk -v c="$((c1[rounds_busy_cycles] - c0[rounds_busy_cycles]))" -v f="$((c1[rounds_rx_frames] - c0[rounds_rx_frames]))" \
+                -v hz="${c1[tsc_hz]}" 'BEGIN { if (f > 0 && hz > 0) printf "   busy round time per received frame: %.2f us\n", c / f / hz * 1e6 }'
         fi
+    fi
+    if [[ -n "${SF_PERF:-}" && -f "$SF_PERF.$kind" ]]; then
+        echo "   perf, CPU $SERVER_CPU during the flood (top 25 by samples):"
+        perf report -q -i "$SF_PERF.$kind" --sort comm,dso,sym --stdio 2>/dev/null | grep -v '^$' | head -25 | sed 's/^/   | /'
     fi
     local calm flood
     read -r -a calm <<<"$(lat_of "$T_WORK/$kind-calm.log")"
