@@ -258,11 +258,18 @@ static void test_requeue(struct lsock *l)
     lsock_close(s);
 }
 
-/* A few exchanges of 100 bytes on s, each acked at once by the raw peer
- * (its next sequence number mine), so that B measures the RTT (its RTO
- * becomes 250 ms). Returns B's next sequence number after them. */
-static uint32_t measure_rtt(struct lsock *s, uint32_t mine, uint32_t b_next)
+/* raw_connect from the raw peer's port (raw_port becomes it), then a few
+ * exchanges of 100 bytes, each acked at once by the peer, so that B
+ * measures the RTT (its RTO becomes 250 ms). Returns the accepted socket
+ * or NULL; *acked_out is B's next sequence number after the exchanges. */
+static struct lsock *raw_connect_measured(struct lsock *l, uint16_t port, uint32_t iss, uint32_t *acked_out)
 {
+    raw_port = port;
+    const uint32_t mine = iss + 1;
+    uint32_t b_next = 0;
+    struct lsock *s = raw_connect(l, iss, &b_next);
+    if (s == NULL)
+        return NULL;
     uint32_t acked = b_next;
     for (int i = 0; i < 5; i++) {
         unsigned from = seen.n;
@@ -274,7 +281,8 @@ static uint32_t measure_rtt(struct lsock *s, uint32_t mine, uint32_t b_next)
             pair_pump(A, B, 3);
         }
     }
-    return acked;
+    *acked_out = acked;
+    return s;
 }
 
 /* Patch 0013: after a timeout the window is one segment; when that
@@ -285,13 +293,11 @@ static uint32_t measure_rtt(struct lsock *s, uint32_t mine, uint32_t b_next)
  * the timeout's, and the probe's after it. */
 static void test_probe_after_timeout(struct lsock *l)
 {
-    raw_port = 21001;
     const uint32_t iss = 9000, mine = iss + 1;
-    uint32_t b_next = 0;
-    struct lsock *s = raw_connect(l, iss, &b_next);
+    uint32_t acked = 0;
+    struct lsock *s = raw_connect_measured(l, 21001, iss, &acked);
     if (s == NULL)
         return;
-    uint32_t acked = measure_rtt(s, mine, b_next);
     /* one segment, never acked: its timeout copy, then the next copy */
     unsigned from = seen.n;
     write_all(s, 100);
@@ -328,13 +334,11 @@ static void test_probe_after_timeout(struct lsock *l)
  * last segment, s2) and then the doubled RTO. */
 static void test_sack_after_timeout(struct lsock *l)
 {
-    raw_port = 21002;
     const uint32_t iss = 11000, mine = iss + 1;
-    uint32_t b_next = 0;
-    struct lsock *s = raw_connect(l, iss, &b_next);
+    uint32_t acked = 0;
+    struct lsock *s = raw_connect_measured(l, 21002, iss, &acked);
     if (s == NULL)
         return;
-    uint32_t acked = measure_rtt(s, mine, b_next);
     const uint32_t s0 = acked, s1 = s0 + MSS, s2 = s1 + MSS, s3 = s2 + MSS;
     unsigned from = seen.n;
     write_all(s, 4 * MSS);
