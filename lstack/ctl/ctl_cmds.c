@@ -211,6 +211,7 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     }
     ctl_rec_u64(b, "drop_lwip", st->lwip_input_err);
     ctl_rec_u64(b, "drop_syn", st->syn_dropped);
+    ctl_rec_u64(b, "drop_syn_shed", st->syn_shed);
     ctl_rec_u64(b, "drop_rx_multiseg", st->nic.drop_rx_multiseg);
     ctl_rec_u64(b, "drop_tx_nombuf", st->nic.drop_tx_nombuf);
     ctl_rec_u64(b, "drop_tx_full", st->nic.drop_tx_full);
@@ -284,6 +285,7 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     total->conn_accepted += x->conn_accepted;
     total->conn_refused += x->conn_refused;
     total->syn_dropped += x->syn_dropped;
+    total->syn_shed += x->syn_shed;
     total->syncookies_sent += x->syncookies_sent;
     total->syncookies_recv += x->syncookies_recv;
     total->syncookies_failed += x->syncookies_failed;

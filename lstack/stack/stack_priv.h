@@ -29,6 +29,10 @@ struct stack {
     uint32_t max_socks;        /* tcp_conn_count */
     struct lstack_lwip_limits tcp; /* this stack's window and buffer sizes */
     int syn_retries;           /* net.ipv4.tcp_syn_retries, read at start (TCP_SYNCNT's default) */
+    /* SYN cookies lwIP may still send in this round (lstack_lwip_conf.cookie_budget):
+     * set by each round, full_round_cookies when its burst came back full */
+    uint32_t cookie_budget;
+    uint32_t full_round_cookies;
 
     /* sock layer (lstack/sock/, see tcp_sock.c): */
     uint32_t sock_count;       /* lsocks counted against max_socks */

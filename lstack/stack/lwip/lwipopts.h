@@ -161,10 +161,17 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define LSTACK_TCP_TLP_IN_RTO 1
 #endif
 /* A timeout requeues the segments for the go-back-N in sequence order
- * (patch 0014: segments waiting on unsent to be sent again no longer end
+ * (patch 0011: segments waiting on unsent to be sent again no longer end
  * up behind higher ones, which could stall a connection for good). */
 #ifndef LSTACK_TCP_REQUEUE_SORTED
 #define LSTACK_TCP_REQUEUE_SORTED 1
+#endif
+/* SACK blocks keep marking segments during the go-back-N after a timeout,
+ * and a segment sent since the timeout is sent again at once when
+ * LSTACK_TCP_DUPTHRESH segments sent after it are SACKed (patch 0014), not
+ * at the probe or the doubled RTO. */
+#ifndef LSTACK_TCP_SACK_IN_RTO
+#define LSTACK_TCP_SACK_IN_RTO 1
 #endif
 /* Out-of-order data is dropped after 20 s without an incoming segment
  * (patch 0012); lwIP's 6 x RTO was 1.5 s with the RTO above, shorter than
