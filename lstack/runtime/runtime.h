@@ -15,7 +15,8 @@
  *
  * Threads: rt_state is a plain read (any thread). Everything that touches a
  * stack (lsock_*, stack_*, rt_poll) runs under rt_lock(), the lock of the
- * stack's context (runtime/stack_ctx.h: one stack today, stack 0).
+ * stack's context (runtime/stack_ctx.h: one stack today, stack 0), except
+ * run-to-wakeup's ring reads and writes (lsock_ring_recv / _send).
  */
 #ifndef LSTACK_RUNTIME_H
 #define LSTACK_RUNTIME_H

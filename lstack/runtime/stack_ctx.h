@@ -16,7 +16,9 @@
  *                     start until stop; at exit, once it is stopped, the
  *                     exiting thread polls the last FINs out (init.c).
  * Application threads call into the stack (lsock_*) under the lock in both
- * modes; they never poll in run-to-wakeup.
+ * modes, except run-to-wakeup's reads and writes, which go through the
+ * sockets' rings without it (sock/tcp_ring.c); they never poll in
+ * run-to-wakeup.
  *
  * Rejected: a mode flag tested on the paths (run-to-completion's hot path
  * would pay for run-to-wakeup: the table is chosen once at start); the lock

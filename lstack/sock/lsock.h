@@ -9,7 +9,9 @@
  *
  * Threads: all calls on sockets of one stack must be serialised by the
  * caller (the runtime's stack lock); the lwIP callbacks run inside
- * stack_poll, under the same lock.
+ * stack_poll, under the same lock. Exceptions: lsock_ring_recv and
+ * lsock_ring_send (run-to-wakeup's rings, at the end), which any thread
+ * calls without the lock.
  *
  * Memory: an lsock is owned by the POSIX layer from lsock_new/lsock_accept
  * until lsock_close, which releases it (the lwIP connection may live on in
@@ -269,5 +271,37 @@ unsigned lsock_count(const struct stack *st);
  * Linux acknowledges at once in that case. Call once per poll round, before
  * stack_poll, under the stack lock (rt_poll). */
 void lsock_flush_acks(struct stack *st);
+
+/* ---- run-to-wakeup: data through rings (sock/tcp_ring.c) ----
+ *
+ * With rings enabled on a stack (by the run-to-wakeup mode, before any
+ * socket exists), each established connection gets a receive ring (the
+ * stack thread publishes received pbufs, the application copies out of
+ * them) and a send ring (the application copies its bytes in, the stack
+ * thread moves them into lwIP in its round). Reads and writes that the
+ * rings can answer take no lock; anything else (nothing to read, no room,
+ * an error, EOF, a socket without rings) takes the locked path, where the
+ * generic rules above decide. Readiness (lsock_events) follows the rings. */
+
+/* Give connections of st rings from now on. Before any socket exists.
+ * lsock_rings_enabled: whether st does (false for NULL). */
+void lsock_rings_enable(struct stack *st);
+bool lsock_rings_enabled(const struct stack *st);
+
+/* Without the lock, any application thread: copy ring bytes into iov
+ * (flags: MSG_PEEK; others ignored) / copy iov into the send ring.
+ * Returns bytes (> 0), or -EAGAIN when the rings cannot answer: take the
+ * lock and call the _locked variant, which gives the real answer (it also
+ * serves a socket without rings, through lsock_recv / lsock_send). */
+ssize_t lsock_ring_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
+ssize_t lsock_ring_send(struct lsock *s, const struct iovec *iov, int iovcnt);
+ssize_t lsock_ring_recv_locked(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
+ssize_t lsock_ring_send_locked(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
+
+/* The stack thread: true if application calls left ring work (a racy hint,
+ * without the lock); under the lock, do it: move written bytes into lwIP,
+ * free read pbufs and reopen windows, tell writers of new room. */
+bool lsock_ring_pending(const struct stack *st);
+void lsock_ring_service(struct stack *st);
 
 #endif

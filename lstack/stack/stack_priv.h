@@ -41,6 +41,11 @@ struct stack {
                                 * (lwIP refuses the SYN itself when they are open already) */
     struct lsock *sock_ack_owed; /* sockets whose delayed ACK lsock_flush_acks sends */
     struct lsock *sock_ack_aged; /* ... owed since before the last flush: sent by the next */
+    /* run-to-wakeup's rings (sock/tcp_ring.c): connections get rings, and
+     * the sockets whose rings the stack thread must service (a lock-free
+     * list application threads push to, the stack thread takes whole). */
+    bool sock_rings;
+    struct lsock *sock_ring_pend;
 };
 
 /* netif.c */
