@@ -17,8 +17,9 @@
  * Send (application -> stack): the application copies its bytes into a
  * ring of bytes (lsock_ring_send); the stack moves them into lwIP with
  * tcp_write (copy) and tcp_output (ring_drain_tx). The application may
- * write up to tx_limit, the stack's head plus lwIP's free send buffer, so
- * that what the ring holds always fits lwIP's buffer: the bytes buffered
+ * write up to tx_limit, the stack's head plus lwIP's free send buffer
+ * (and no more than lwIP's free segment slots take: tx_room), so that
+ * what the ring holds always fits lwIP's queue: the bytes buffered
  * are those Linux would (the send buffer, SO_SNDBUF included), and a close
  * or shutdown moves them all into lwIP before the FIN.
  *
@@ -222,6 +223,22 @@ void lsock_ring_free(struct lsock_ring *r)
     free(r);
 }
 
+/* What the writer may add to the ring: lwIP's free send buffer, and no
+ * more than its free segment slots hold (less two: a drain may start a
+ * segment short and the ring's wrap splits it in two), so that a close or
+ * shutdown can always move the whole ring into lwIP before its FIN; a
+ * stalled peer that leaves many small segments unacknowledged fills the
+ * slots long before the bytes. */
+static uint32_t tx_room(const struct lsock *s)
+{
+    const struct tcp_pcb *pcb = s->pcb;
+    uint32_t room = lsock_snd_room(s);
+    uint32_t queued = tcp_sndqueuelen(pcb), limit = s->st->tcp.snd_queuelen;
+    uint32_t slots = queued + 2 < limit ? limit - queued - 2 : 0;
+    uint32_t by_slots = slots * (uint32_t)tcp_mss(pcb);
+    return by_slots < room ? by_slots : room;
+}
+
 static err_t ring_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err);
 static err_t ring_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len);
 
@@ -243,7 +260,7 @@ void lsock_ring_attach(struct lsock *s)
         spsc_init(&r->tx, RING_TX_BYTES, 0);
         r->rx_slot = slots;
         r->tx_buf = buf;
-        r->tx_limit = lsock_snd_room(s);
+        r->tx_limit = tx_room(s);
         uint32_t size = lsock_snd_size(s);
         r->tx_lowat = (size < RING_TX_BYTES ? size : RING_TX_BYTES) / 2;
         r->tx_open = 1;
@@ -351,7 +368,7 @@ static void tx_room_update(struct lsock *s)
 {
     struct lsock_ring *r = s->ring;
     if (s->pcb != NULL) {
-        __atomic_store_n(&r->tx_limit, r->tx.head + lsock_snd_room(s), __ATOMIC_RELEASE);
+        __atomic_store_n(&r->tx_limit, r->tx.head + tx_room(s), __ATOMIC_RELEASE);
         uint32_t size = lsock_snd_size(s);
         __atomic_store_n(&r->tx_lowat, (size < spsc_cap(&r->tx) ? size : spsc_cap(&r->tx)) / 2,
                          __ATOMIC_RELAXED);
