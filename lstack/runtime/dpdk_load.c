@@ -51,8 +51,10 @@ int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
     void *ex = dlsym(h, "nic_eal_exit");
     void *open = dlsym(h, "nic_dpdk_open");
     void *lopen = dlsym(h, "nic_ltran_open");
-    if (init == NULL || cleanup == NULL || ex == NULL || open == NULL || lopen == NULL) {
-        snprintf(err, errlen, "%s lacks nic_eal_init/nic_eal_cleanup/nic_eal_exit/nic_dpdk_open/nic_ltran_open", path);
+    void *appc = dlsym(h, "nic_app_cpus");
+    if (init == NULL || cleanup == NULL || ex == NULL || open == NULL || lopen == NULL || appc == NULL) {
+        snprintf(err, errlen, "%s lacks nic_eal_init/nic_eal_cleanup/nic_eal_exit/nic_dpdk_open/nic_ltran_open/"
+                 "nic_app_cpus", path);
         dlclose(h);
         return -1;
     }
@@ -62,5 +64,6 @@ int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
     memcpy(&d->eal_exit, &ex, sizeof(ex));
     memcpy(&d->open, &open, sizeof(open));
     memcpy(&d->ltran_open, &lopen, sizeof(lopen));
+    memcpy(&d->app_cpus, &appc, sizeof(appc));
     return 0;
 }

@@ -28,6 +28,7 @@
 #include "event/event.h"
 #include "nic/nic.h"
 #include "posix/sock_fd.h"
+#include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
 #include "stack/stack.h"
 
@@ -49,6 +50,7 @@ static void rt_shutdown(void)
      * thread owns the stacks from here. */
     for (int i = 0; i < rt.nstacks; i++)
         rt.stacks[i].mode->stop(&rt.stacks[i]);
+    rt_affinity_stop();
     /* Let the FINs and RSTs leave and the peers' answers come in. */
     uint64_t until = rt_now_ms() + EXIT_LINGER_MS;
     while (rt_now_ms() < until) {
@@ -116,6 +118,9 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
 {
     if (dpdk_load(&dpdk, err, errlen) != 0)
         return -1;
+    struct rt_affinity_plan aff; /* the affinity keys, checked before anything opens */
+    if (rt_affinity_plan(c, dpdk.app_cpus, &aff, err, errlen) != 0)
+        return -1;
     char *argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
     argv[0] = "lstack";
     memcpy(argv + 1, c->dpdk_argv, sizeof(char *) * (size_t)c->dpdk_argc);
@@ -135,7 +140,12 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         return -1;
     }
     ev_use(sc->mode->wait); /* how application threads wait, before any can */
-    if (sc->mode->start(sc, c, err, errlen) != 0) {
+    int started = sc->mode->start(sc, c, err, errlen);
+    if (started == 0 && rt_affinity_start(&aff, err, errlen) != 0) {
+        sc->mode->stop(sc);
+        started = -1;
+    }
+    if (started != 0) {
         stack_close(sc->stack);
         sc->stack = NULL;
         dpdk.eal_cleanup();

@@ -45,6 +45,7 @@
 #include "common/tsc_clock.h"
 #include "conf/conf.h"
 #include "event/event.h"
+#include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
 #include "runtime/stack_ctx.h"
 #include "sock/lsock.h"
@@ -91,6 +92,7 @@ int rt_sleep_arm(void)
             return -errno;
         me->fd = fd;
         pthread_setspecific(rtw_key, me);
+        rt_affinity_app_thread(c->index); /* the thread's first sleep: app_bind_numa */
     }
     if (!me->linked) {
         me->next = c->sleepers;

@@ -5,6 +5,7 @@
 #ifndef LSTACK_RUNTIME_PRIV_H
 #define LSTACK_RUNTIME_PRIV_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -41,6 +42,8 @@ struct dpdk_calls {
     /* use_ltran = 1: EAL as ltran's secondary and its rings (nic.h). */
     struct nic *(*ltran_open)(const struct nic_ltran_params *p, char *added, size_t addedlen, char *err,
                               size_t errlen);
+    /* app_bind_numa: a stack CPU's node less app_exclude_cpus (nic_app_cpus). */
+    int (*app_cpus)(int stack_cpu, const cpu_set_t *exclude, cpu_set_t *out);
 };
 int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen);
 
