@@ -63,6 +63,7 @@ struct epitem {
     epoll_data_t data;
     bool ready;              /* on ep's ready list */
     bool disabled;           /* EPOLLONESHOT fired; re-armed by EPOLL_CTL_MOD */
+    bool parked;             /* deleted (EPOLL_CTL_DEL), kept for the next ADD (epoll.c) */
     bool kernel_half;        /* fd was mirrored into the kernel epoll set at ADD */
     struct lsock_watcher w;  /* on the socket's watcher list (sock/lsock.h) */
     struct ev_link in_interest;

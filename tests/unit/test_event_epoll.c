@@ -80,6 +80,11 @@ static void t_ctl_errors(void)
     fake_sock_close(fd2, s2);
     check(epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL) == 0, "ctl: DEL");
     check(is_err(epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL), ENOENT), "ctl: second DEL: ENOENT");
+    /* DEL parks the item (event/epoll.c): invisible but to the next ADD. */
+    check(is_err(ep_mod(ep, fd, EPOLLIN, 4), ENOENT), "ctl: MOD after DEL: ENOENT");
+    check(ep_add(ep, fd, EPOLLIN, 5) == 0, "ctl: ADD after DEL");
+    check(is_err(ep_add(ep, fd, EPOLLIN, 5), EEXIST), "ctl: ... then a second ADD: EEXIST");
+    check(epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL) == 0, "ctl: DEL after that");
     check(ep_add(ep, p[0], EPOLLIN, 3) == 0 && is_err(ep_add(ep, p[0], EPOLLIN, 3), EEXIST),
           "ctl: a kernel fd goes to the kernel set");
     struct epoll_event out[4];
@@ -111,6 +116,9 @@ static void t_triggers(void)
           "LT: MOD changes interest and data (EPOLLRDNORM with EPOLLIN)");
     epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
     check(ep_wait(ep, out, 4, 0) == 0, "DEL: a deleted socket is not reported");
+    fake_lsock_set(s, EPOLLIN);
+    check(ep_wait(ep, out, 4, 0) == 0, "DEL: ... nor after a change of its readiness");
+    fake_lsock_set(s, EPOLLIN | EPOLLOUT);
 
     ep_add(ep, fd, EPOLLIN | EPOLLET, 9);
     check(ep_wait(ep, out, 4, 0) == 1, "ET: reported once on ADD");
