@@ -57,12 +57,20 @@ static struct epitem *item_of_watcher(struct lsock_watcher *w)
 
 /* The item's watcher, called by the sock layer under rt_lock (inside
  * rt_poll or an lsock call): queue the item, if armed, for a check by the
- * waiter. */
+ * waiter; or, when the socket now has none of the events it reports (its
+ * events were computed just before, lsock_events_told), take it off the
+ * ready list, as the waiter's check would: a level-triggered item that
+ * reported EPOLLIN stays queued after its report, and the read that
+ * drains it would otherwise cost the next wait a check for nothing. */
 static void item_changed(struct lsock_watcher *w)
 {
     struct epitem *it = item_of_watcher(w);
-    if (!it->disabled)
+    if (it->disabled)
+        return;
+    if (ev_sock_bits(lsock_events_told(it->sock)) & (it->events | EPOLLERR | EPOLLHUP))
         ev_ready_add(it);
+    else
+        ev_ready_del(it);
 }
 
 static void watcher_link(struct epitem *it)
