@@ -67,10 +67,23 @@ static void item_changed(struct lsock_watcher *w)
     struct epitem *it = item_of_watcher(w);
     if (it->disabled)
         return;
-    if (ev_sock_bits(lsock_events_told(it->sock)) & (it->events | EPOLLERR | EPOLLHUP))
+    if (lsock_events_told(it->sock) & it->told_mask)
         ev_ready_add(it);
     else
         ev_ready_del(it);
+}
+
+/* The item's interest (epoll_ctl's events), and the socket events that
+ * make it report (told_mask: lsock_events bits, before ev_sock_bits adds
+ * EPOLLRDNORM / EPOLLWRNORM). */
+static void set_interest(struct epitem *it, uint32_t events)
+{
+    it->events = events;
+    it->told_mask = events | EPOLLERR | EPOLLHUP;
+    if (events & EPOLLRDNORM)
+        it->told_mask |= EPOLLIN;
+    if (events & EPOLLWRNORM)
+        it->told_mask |= EPOLLOUT;
 }
 
 static void watcher_link(struct epitem *it)
@@ -164,7 +177,7 @@ static int ctl_add(struct lepoll *lep, int epfd, int fd, struct lsock *s, bool k
     it->ep = lep;
     it->sock = s;
     it->fd = fd;
-    it->events = ev->events;
+    set_interest(it, ev->events);
     it->data = ev->data;
     it->kernel_half = kernel_half;
     if (kernel_half)
@@ -180,7 +193,7 @@ static int ctl_mod(struct epitem *it, int epfd, int fd, struct epoll_event *ev)
 {
     if (it->kernel_half && libc.epoll_ctl(epfd, EPOLL_CTL_MOD, fd, ev) != 0)
         return -1;
-    it->events = ev->events;
+    set_interest(it, ev->events);
     it->data = ev->data;
     it->disabled = false;
     ev_ready_add(it);
