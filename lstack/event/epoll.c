@@ -65,12 +65,33 @@ static struct epitem *item_of_watcher(struct lsock_watcher *w)
 
 /* The item's watcher, called by the sock layer under rt_lock (inside
  * rt_poll or an lsock call): queue the item, if armed, for a check by the
- * waiter. */
+ * waiter; or, when the socket now has none of the events it reports (its
+ * events were computed just before, lsock_events_told), take it off the
+ * ready list, as the waiter's check would: a level-triggered item that
+ * reported EPOLLIN stays queued after its report, and the read that
+ * drains it would otherwise cost the next wait a check for nothing. */
 static void item_changed(struct lsock_watcher *w)
 {
     struct epitem *it = item_of_watcher(w);
-    if (!it->disabled)
+    if (it->disabled)
+        return;
+    if (lsock_events_told(it->sock) & it->told_mask)
         ev_ready_add(it);
+    else
+        ev_ready_del(it);
+}
+
+/* The item's interest (epoll_ctl's events), and the socket events that
+ * make it report (told_mask: lsock_events bits, before ev_sock_bits adds
+ * EPOLLRDNORM / EPOLLWRNORM). */
+static void set_interest(struct epitem *it, uint32_t events)
+{
+    it->events = events;
+    it->told_mask = events | EPOLLERR | EPOLLHUP;
+    if (events & EPOLLRDNORM)
+        it->told_mask |= EPOLLIN;
+    if (events & EPOLLWRNORM)
+        it->told_mask |= EPOLLOUT;
 }
 
 static void watcher_link(struct epitem *it)
@@ -104,7 +125,7 @@ static struct epitem *item_find(struct lepoll *lep, struct lsock *s, int fd)
 /* Set it's interest from ev and queue it for its initial check. */
 static void item_arm(struct epitem *it, const struct epoll_event *ev)
 {
-    it->events = ev->events;
+    set_interest(it, ev->events);
     it->data = ev->data;
     it->disabled = false;
     ev_ready_add(it); /* reported by the next wait if ready */

@@ -60,6 +60,7 @@ struct epitem {
     struct lsock *sock;
     int fd;                  /* the fd it was added as (the key, with ep) */
     uint32_t events;         /* interest, incl. EPOLLET / EPOLLONESHOT */
+    uint32_t told_mask;      /* the lsock_events bits it reports (epoll.c set_interest) */
     epoll_data_t data;
     bool ready;              /* on ep's ready list */
     bool disabled;           /* EPOLLONESHOT fired; re-armed by EPOLL_CTL_MOD */

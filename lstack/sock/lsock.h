@@ -49,6 +49,11 @@ struct lsock;
  * wants poll()'s full set). */
 uint32_t lsock_events(const struct lsock *s);
 
+/* lsock_events(s) as the socket last told its watchers (computed just
+ * before): inside a watcher's changed(), the socket's events now, at no
+ * cost. */
+uint32_t lsock_events_told(const struct lsock *s);
+
 /* A watcher: whoever wants to hear that a socket's readiness may have
  * changed. The event layer embeds one in each epoll item; the sock layer
  * knows nothing else of epoll. Each socket keeps a list of its watchers
@@ -59,8 +64,8 @@ uint32_t lsock_events(const struct lsock *s);
  * edge-triggered watchers see each one, like Linux. changed() runs inside
  * lsock_* calls and inside stack_poll, on the stack's owner thread under
  * its lock: it must not link or unlink watchers, nor call lsock_* functions
- * other than lsock_events and lsock_nread; it should only note the item for
- * a later check (it runs several times per segment).
+ * other than lsock_events, lsock_events_told and lsock_nread; it should
+ * only note the item for a later check (it runs several times per segment).
  *
  * Rejected: a direct call from the sock layer into the event layer
  * (lsock_changed, until 2026-12): the sock layer then depended on epoll,

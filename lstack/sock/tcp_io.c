@@ -121,6 +121,11 @@ uint32_t lsock_events(const struct lsock *s)
     return ev;
 }
 
+uint32_t lsock_events_told(const struct lsock *s)
+{
+    return s->ev_last;
+}
+
 void lsock_notify(struct lsock *s, bool force)
 {
     uint32_t ev = lsock_events(s);

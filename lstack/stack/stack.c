@@ -180,7 +180,7 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     nic->ops->mac(nic, mac);
     frame_filter_init(&s->filter, mac, conf->host_addr, conf->mask_addr);
     s->caps = caps;
-    s->filter.check_tcp = caps.rx_cksum; /* lwIP's own TCP check is off then (netif.c) */
+    s->filter.check_tcp = 1; /* lwIP's own TCP check is off, but for fragments (netif.c) */
     if (stack_netif_open(s, conf, err, errlen) != 0) {
         lwip_unload(&s->L);
         free(s);

@@ -136,6 +136,23 @@ static void t_triggers(void)
     check(ep_wait(ep, out, 4, 0) == 1 && out[0].data.u64 == 11, "ONESHOT: MOD re-arms it");
     epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
 
+    /* A level-triggered item stays queued after its report; the change
+     * that drains it takes it off (its watcher sees the socket's events):
+     * the next wait does not check it again. */
+    ep_add(ep, fd, EPOLLRDNORM, 13);
+    fake_lsock_set(s, EPOLLIN);
+    n = ep_wait(ep, out, 4, 0);
+    check(n == 1 && out[0].events == EPOLLRDNORM, "LT: EPOLLRDNORM alone is reported (EPOLLIN set)");
+    fake_lsock_set(s, 0);
+    unsigned long checks = fake_lsock_checks;
+    n = ep_wait(ep, out, 4, 0);
+    if (!check(n == 0 && fake_lsock_checks == checks, "LT: drained after its report, the item is not checked by the next wait"))
+        printf("# %lu checks, %d events\n", fake_lsock_checks - checks, n);
+    fake_lsock_set(s, EPOLLIN);
+    check(ep_wait(ep, out, 4, 0) == 1, "LT: ... and reported again when data comes");
+    fake_lsock_set(s, 0);
+    epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+
     ep_add(ep, fd, EPOLLOUT, 12);
     fake_lsock_set(s, EPOLLIN);
     check(ep_wait(ep, out, 4, 0) == 0, "mask: EPOLLIN is not reported to an EPOLLOUT watcher");
