@@ -84,6 +84,13 @@ struct lsock {
     struct lsock *acc_head, *acc_tail;
     struct lsock *acc_next;    /* link in the listener's queue */
 
+    /* issue 12: a listener's copies on the process's other stacks
+     * (tcp_listen_copy.c). The socket the application holds heads the list
+     * (copies: rep_next); a copy points back (rep_primary) and queues its
+     * connections there. */
+    struct lsock *rep_primary;
+    struct lsock *rep_next;
+
     /* issue 12: waits that look at the socket without owning it
      * (lsock_hold); closed: lsock_close ran, the memory waits for the
      * last release. */
@@ -151,6 +158,11 @@ struct lsock_tcpinfo {
  * always with force (a new arrival: data, FIN, connection, error, so that
  * edge-triggered watchers see each one). */
 void lsock_notify(struct lsock *s, bool force);
+
+/* ---- tcp_listen_copy.c ---- */
+
+/* Close every copy of listener s (lsock_close of s, under the lock). */
+void lsock_close_copies(struct lsock *s);
 
 /* ---- tcp_connect_timer.c ---- */
 

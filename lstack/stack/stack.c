@@ -184,6 +184,8 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
      * fast timer would ACK every segment of the burst on its own just
      * before the replies that would have carried the ACKs. */
     s->L.sys_check_timeouts();
+    if (s->peers != NULL) /* several stacks: frames of another's connections go there */
+        n = stack_peers_route(s, pkts, n);
     s->st.polls++;
     if (n > 0)
         s->st.busy_polls++;
@@ -212,7 +214,7 @@ unsigned stack_poll(struct stack *s)
     struct nic_pkt pkts[s->burst];
     struct nic *nic = s->nic;
     round_acct_begin(&s->round, &s->st.rounds, round_clock_now());
-    unsigned n = nic->ops->rx_burst(nic, pkts, s->burst);
+    unsigned n = s->peers == NULL ? nic->ops->rx_burst(nic, pkts, s->burst) : stack_peers_rx(s, pkts);
     return round_body(s, pkts, n);
 }
 
@@ -223,6 +225,8 @@ unsigned stack_burst(const struct stack *s)
 
 unsigned stack_rx(struct stack *s, struct nic_pkt *pkts)
 {
+    if (s->peers != NULL)
+        return stack_peers_rx(s, pkts);
     return s->nic->ops->rx_burst(s->nic, pkts, s->burst);
 }
 
@@ -279,6 +283,7 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     st->rounds.tsc_hz = 1000000000u; /* the round clock is CLOCK_MONOTONIC's nanoseconds */
 #endif
     s->nic->ops->get_stats(s->nic, &st->nic);
+    stack_peers_stats(s, st);
 }
 
 void stack_describe_nic(const struct stack *s, nic_describe_fn emit, void *ctx)

@@ -264,6 +264,23 @@ r_cli() {
     ip netns exec "$TB_NS_CLI" timeout 30 redis-cli -h "${R_HOSTOF[$name]}" -p "${R_PORTOF[$name]}" "$@"
 }
 
+# r_pipe_roundtrip NAME PREFIX N WIDTH : N SETs of PREFIX:i to value-i-<i
+# zero-padded to WIDTH digits> through one redis-cli --pipe from the client
+# ns, then each read back by a redis-cli of its own (a connection each).
+# Prints how many differ; 1 if any does or the pipe failed.
+r_pipe_roundtrip() {
+    local name="$1" prefix="$2" n="$3" width="$4" i v bad=0
+    for i in $(seq 1 "$n"); do
+        printf 'SET %s:%d value-%d-%0*d\r\n' "$prefix" "$i" "$i" "$width" "$i"
+    done | ip netns exec "$TB_NS_CLI" timeout 30 redis-cli -h "${R_HOSTOF[$name]}" -p "${R_PORTOF[$name]}" \
+        --pipe >/dev/null 2>&1 || { echo "   redis-cli --pipe of $n SETs failed"; return 1; }
+    for i in $(seq 1 "$n"); do
+        v=$(r_cli "$name" get "$prefix:$i")
+        [[ "$v" == "value-$i-$(printf '%0*d' "$width" "$i")" ]] || bad=$((bad + 1))
+    done
+    ((bad == 0)) || { echo "   $bad of $n values read back differ from what was written"; return 1; }
+}
+
 # r_cli_local NAME ARGS... : redis-cli inside the server ns, to 127.0.0.1.
 r_cli_local() {
     local name="$1"
