@@ -126,17 +126,18 @@ t_ok "redis-benchmark -c 50 -n 20000 SET/GET: no errors; accepted on stack 0 +${
 
 # --- an outgoing connection: replica of a kernel master ---------------------
 KPORT=6390
-ip netns exec "$TB_NS_CLI" redis-server --port $KPORT --bind "$TB_IP_CLI" --save '' --appendonly no \
-    --dir "$T_WORK" --daemonize no >"$T_WORK/kmaster.log" 2>&1 &
+mkdir -p "$T_WORK/kmaster"
+ip netns exec "$TB_NS_CLI" redis-server --port $KPORT --bind "$TB_IP_CLI" --protected-mode no --save '' \
+    --appendonly no --dir "$T_WORK/kmaster" --daemonize no >"$T_WORK/kmaster/out.log" 2>&1 &
 KM=$!
 R_BG_PIDS+=("$KM")
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 300; i++)); do
     [[ "$(ip netns exec "$TB_NS_CLI" redis-cli -h "$TB_IP_CLI" -p $KPORT ping 2>/dev/null)" == PONG ]] && break
     sleep 0.1
 done
-for i in $(seq 1 100); do printf 'SET km:%d kv-%d\r\n' "$i" "$i"; done |
-    ip netns exec "$TB_NS_CLI" timeout 30 redis-cli -h "$TB_IP_CLI" -p $KPORT --pipe >/dev/null 2>&1 ||
-    r_fail "filling the kernel master"
+out=$(for i in $(seq 1 100); do printf 'SET km:%d kv-%d\r\n' "$i" "$i"; done |
+    ip netns exec "$TB_NS_CLI" timeout 30 redis-cli -h "$TB_IP_CLI" -p $KPORT --pipe 2>&1) ||
+    r_fail "filling the kernel master: $out; $(tail -n 3 "$T_WORK/kmaster/out.log")"
 r_cli srv replicaof "$TB_IP_CLI" $KPORT >/dev/null || r_fail "REPLICAOF"
 ok=0
 for ((i = 0; i < 300; i++)); do
