@@ -294,14 +294,21 @@ r_info() {
 }
 
 # r__check_mode LOG : with LSTACK_TEST_STACK_MODE set (issue 12), a stack
-# that says it is up in LOG must say it runs in that mode.
+# that says it is up in LOG must say it runs in that mode, and with
+# LSTACK_TEST_STACKS=N (N > 1) that it runs N stacks.
 r__check_mode() {
     local log="$1" up
     [[ -n "${LSTACK_TEST_STACK_MODE:-}" && -f "$log" ]] || return 0
     up=$(grep -m1 'stack up on' "$log") || return 0
-    [[ "$up" == *"($LSTACK_TEST_STACK_MODE)"* ]] && return 0
-    echo "   the stack does not run in $LSTACK_TEST_STACK_MODE: $up"
-    return 1
+    if [[ "$up" != *"($LSTACK_TEST_STACK_MODE)"* ]]; then
+        echo "   the stack does not run in $LSTACK_TEST_STACK_MODE: $up"
+        return 1
+    fi
+    if [[ "${LSTACK_TEST_STACKS:-1}" -gt 1 && "$up" != *"; $LSTACK_TEST_STACKS stacks"* ]]; then
+        echo "   the process does not run $LSTACK_TEST_STACKS stacks: $up"
+        return 1
+    fi
+    return 0
 }
 
 # r_wait_ready NAME [TIMEOUT_S] : until PING answers PONG from the client ns.
