@@ -115,6 +115,8 @@ static int configure_lwip(struct stack *s, const struct lstack_conf *conf, struc
         .sock_room_ctx = s,
     };
     local_port_range(&lc.port_lo, &lc.port_hi);
+    s->port_lo = lc.port_lo;
+    s->port_hi = lc.port_hi;
     int rc = s->L.lstack_lwip_configure(&lc, &s->tcp);
     if (rc != 0) {
         snprintf(err, errlen, "lwIP refused its configuration (tcp_rcv_wnd %u, tcp_snd_buf %u, MSS %u, arena %zu MiB): %s",

@@ -18,6 +18,12 @@
  * a frame on again (a connection that went in between: its own lwIP
  * answers, as it would a stray segment).
  *
+ * Ephemeral ports: each stack's lwIP picks its own local ports, and checks
+ * only its own connections; the group splits the range (the kernel's
+ * ip_local_port_range) into one disjoint part per stack, or two stacks
+ * would connect to one peer from one port (the 4-tuple of two connections:
+ * their frames would all go to one of them).
+ *
  * ARP: a reply to stack B's request may reach A's queue (a port spreads
  * ARP by its own hash). A gives every other stack a copy (a pbuf of that
  * stack's lwIP; ARP frames are 60 bytes), so each learns every neighbour
@@ -164,6 +170,17 @@ int stack_group_join(struct stack *const *all, unsigned n, const struct nic_hand
         peers[i]->self = i;
         peers[i]->ho = ho;
         peers[i]->inbox = inbox[i];
+    }
+    /* Disjoint ephemeral ports: two stacks must never pick the same local
+     * port for one peer (the 4-tuple would name two connections). */
+    for (i = 0; i < n; i++) {
+        uint32_t lo = all[i]->port_lo, span = (uint32_t)all[i]->port_hi - lo + 1;
+        uint32_t a = lo + span * i / n, b = lo + span * (i + 1) / n - 1;
+        if (span < n || all[i]->L.lstack_lwip_port_range((uint16_t)a, (uint16_t)b) != 0) {
+            snprintf(err, errlen, "the ephemeral port range %u-%u cannot be shared by %u stacks", lo,
+                     all[i]->port_hi, n);
+            goto fail;
+        }
     }
     for (i = 0; i < n; i++)
         all[i]->peers = peers[i];

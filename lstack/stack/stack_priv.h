@@ -29,6 +29,7 @@ struct stack {
     uint32_t max_socks;        /* tcp_conn_count */
     struct lstack_lwip_limits tcp; /* this stack's window and buffer sizes */
     int syn_retries;           /* net.ipv4.tcp_syn_retries, read at start (TCP_SYNCNT's default) */
+    uint16_t port_lo, port_hi; /* the ephemeral port range read at start (net.ipv4.ip_local_port_range) */
 
     /* sock layer (lstack/sock/, see tcp_sock.c): */
     uint32_t sock_count;       /* lsocks counted against max_socks */

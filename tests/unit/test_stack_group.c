@@ -240,6 +240,37 @@ int main(void)
     else
         checkf(0, "the client accepted %d, paired %d of %d", got, paired, NCONN);
 
+    /* Ephemeral ports: each stack its own part of the range. */
+    uint16_t lo[2] = {0xffff, 0xffff}, hi[2] = {0, 0};
+    struct lsock *e[8];
+    int made = 0;
+    for (int i = 0; i < 8; i++) {
+        uint32_t a;
+        uint16_t pt;
+        if (lsock_new(srv[i % 2], &e[i]) != 0)
+            break;
+        made++;
+        lsock_connect(e[i], cli_ip, htons(7000));
+        lsock_name(e[i], false, &a, &pt);
+        pt = ntohs(pt);
+        lo[i % 2] = pt < lo[i % 2] ? pt : lo[i % 2];
+        hi[i % 2] = pt > hi[i % 2] ? pt : hi[i % 2];
+    }
+    /* The range the stacks read at start (Linux's default if unreadable). */
+    unsigned rlo = 32768, rhi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+    if (f != NULL) {
+        if (fscanf(f, "%u %u", &rlo, &rhi) != 2)
+            rlo = 32768, rhi = 60999;
+        fclose(f);
+    }
+    unsigned mid = rlo + (rhi - rlo + 1) / 2;
+    checkf(made == 8 && hi[0] != 0 && hi[0] < mid && lo[1] >= mid,
+           "ephemeral ports: stack 0's from the lower half of %u-%u (%u-%u), stack 1's from the upper (%u-%u)", rlo,
+           rhi, lo[0], hi[0], lo[1], hi[1]);
+    for (int i = 0; i < made; i++)
+        lsock_close(e[i]);
+
     for (int i = 0; i < NCONN; i++) {
         lsock_close(c[i]);
         if (i < acc)
