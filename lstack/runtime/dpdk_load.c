@@ -51,13 +51,14 @@ int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
     void *ex = dlsym(h, "nic_eal_exit");
     void *open = dlsym(h, "nic_dpdk_open");
     void *lopen = dlsym(h, "nic_ltran_open");
+    void *appc = dlsym(h, "nic_app_cpus");
     void *qopen = dlsym(h, "nic_dpdk_open_queues");
     void *ho = dlsym(h, "nic_handover_api");
-    if (init == NULL || cleanup == NULL || ex == NULL || open == NULL || lopen == NULL || qopen == NULL ||
-        ho == NULL) {
+    if (init == NULL || cleanup == NULL || ex == NULL || open == NULL || lopen == NULL || appc == NULL ||
+        qopen == NULL || ho == NULL) {
         snprintf(err, errlen,
                  "%s lacks nic_eal_init/nic_eal_cleanup/nic_eal_exit/nic_dpdk_open/nic_ltran_open/"
-                 "nic_dpdk_open_queues/nic_handover_api",
+                 "nic_app_cpus/nic_dpdk_open_queues/nic_handover_api",
                  path);
         dlclose(h);
         return -1;
@@ -68,6 +69,7 @@ int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
     memcpy(&d->eal_exit, &ex, sizeof(ex));
     memcpy(&d->open, &open, sizeof(open));
     memcpy(&d->ltran_open, &lopen, sizeof(lopen));
+    memcpy(&d->app_cpus, &appc, sizeof(appc));
     memcpy(&d->open_queues, &qopen, sizeof(qopen));
     d->handover = ho;
     return 0;

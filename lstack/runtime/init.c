@@ -29,6 +29,7 @@
 #include "nic/nic.h"
 #include "nic/nic_queues.h"
 #include "posix/sock_fd.h"
+#include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
 #include "stack/stack.h"
 
@@ -53,6 +54,7 @@ static void rt_shutdown(void)
      * thread owns the stacks from here. */
     for (int i = 0; i < rt.nstacks; i++)
         rt.stacks[i].mode->stop(&rt.stacks[i]);
+    rt_affinity_stop();
     /* Let the FINs and RSTs leave and the peers' answers come in. */
     uint64_t until = rt_now_ms() + EXIT_LINGER_MS;
     while (rt_now_ms() < until) {
@@ -211,6 +213,9 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         return -1;
     if (dpdk_load(&dpdk, err, errlen) != 0)
         return -1;
+    struct rt_affinity_plan aff; /* the affinity keys, checked before anything opens */
+    if (rt_affinity_plan(c, dpdk.app_cpus, &aff, err, errlen) != 0)
+        return -1;
     char *argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
     argv[0] = "lstack";
     memcpy(argv + 1, c->dpdk_argv, sizeof(char *) * (size_t)c->dpdk_argc);
@@ -245,6 +250,11 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
             start_undo(n, q);
             return -1;
         }
+    }
+    if (rt_affinity_start(&aff, err, errlen) != 0) {
+        rt.nstacks = 0;
+        start_undo(n, q);
+        return -1;
     }
     rt.nic = q[0];
     rt.host_addr = c->host_addr;

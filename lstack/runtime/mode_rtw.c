@@ -45,6 +45,7 @@
 #include "common/tsc_clock.h"
 #include "conf/conf.h"
 #include "event/event.h"
+#include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
 #include "runtime/stack_ctx.h"
 #include "sock/lsock.h"
@@ -105,6 +106,9 @@ int rt_sleep_arm(void)
             return -errno;
         me->fd = fd;
         pthread_setspecific(rtw_key, me);
+        /* the thread's first sleep: app_bind_numa (it talks to every stack:
+         * stack 0's node, until a thread has a stack of its own) */
+        rt_affinity_app_thread(0);
     }
     /* Every stack may have the news (several stacks share the lock held
      * here: runtime/stack_ctx.h). */

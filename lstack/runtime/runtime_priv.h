@@ -5,6 +5,7 @@
 #ifndef LSTACK_RUNTIME_PRIV_H
 #define LSTACK_RUNTIME_PRIV_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -45,6 +46,8 @@ struct dpdk_calls {
     /* use_ltran = 1: EAL as ltran's secondary and its rings (nic.h). */
     struct nic *(*ltran_open)(const struct nic_ltran_params *p, char *added, size_t addedlen, char *err,
                               size_t errlen);
+    /* app_bind_numa: a stack CPU's node less app_exclude_cpus (nic_app_cpus). */
+    int (*app_cpus)(int stack_cpu, const cpu_set_t *exclude, cpu_set_t *out);
     /* issue 12, several stacks: the port with a queue pair per stack
      * (nic/nic_queues.h), and the frame handover's calls (nic/handover.h). */
     int (*open_queues)(const struct nic_queues_params *p, struct nic **out, struct nic_steer *steer, char *err,

@@ -436,10 +436,12 @@ int main(int argc, char **argv)
     }
     fixtures = argv[1];
     sample = argv[2];
-    printf("1..%zu\n", nfile + conf_value_ntests + conf_kind_ntests + conf_policy_ntests);
+    printf("1..%zu\n", nfile + conf_value_ntests + conf_kind_ntests + conf_policy_ntests +
+           conf_affinity_ntests);
     failed += run(file_tests, nfile, &num);
     failed += run(conf_value_tests, conf_value_ntests, &num);
     failed += run(conf_kind_tests, conf_kind_ntests, &num);
     failed += run(conf_policy_tests, conf_policy_ntests, &num);
+    failed += run(conf_affinity_tests, conf_affinity_ntests, &num);
     return failed > 0 ? 1 : 0;
 }
