@@ -126,9 +126,9 @@ static enum conf_verdict check_kind(const struct lstack_conf_key *k, const struc
                                  &v->ncpus, why, whylen) != 0)
             return CONF_BAD;
         if (v->ncpus > LSTACK_CONF_STACKS_SUPPORTED) {
-            snprintf(why, whylen, "lists %d CPUs: several stacks are not supported yet",
-                     v->ncpus);
-            snprintf(allowed, allowedlen, "%d CPU id %lld..%lld, e.g. \"2\"",
+            snprintf(why, whylen, "lists %d CPUs: more than %d stacks are not supported yet",
+                     v->ncpus, LSTACK_CONF_STACKS_SUPPORTED);
+            snprintf(allowed, allowedlen, "1 to %d CPU ids %lld..%lld, e.g. \"2\" or \"2,3\"",
                      LSTACK_CONF_STACKS_SUPPORTED, k->min, k->max);
             return CONF_LATER;
         }

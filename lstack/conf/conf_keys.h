@@ -39,8 +39,9 @@ enum lstack_conf_kind {
 /* Longest element of a list-of-strings key (dpdk_args). */
 #define LSTACK_CONF_ARG_MAX 4095
 
-/* How many stacks (CPUs in num_cpus) are built so far. */
-#define LSTACK_CONF_STACKS_SUPPORTED 1
+/* The most stacks (CPUs in num_cpus) a process runs: run-to-wakeup runs
+ * one per CPU listed (issue 12), run-to-completion one. */
+#define LSTACK_CONF_STACKS_SUPPORTED 8
 
 /* One row of conf_keys.def. All strings are literals; never NULL except
  * where said. */

@@ -239,6 +239,8 @@ static int sock_listen(struct fd_entry *e, int fd, int backlog)
     }
     rt_lock();
     int rc = lsock_listen(sf->ls, backlog);
+    if (rc == 0)
+        rc = rt_listen_everywhere(sf->ls); /* issue 12: every stack takes SYNs */
     rt_unlock();
     return rc < 0 ? fail_neg(rc) : 0;
 }

@@ -69,7 +69,9 @@
 
 /* ---- sleepers ---- */
 
-static __thread struct rt_sleeper rtw_me = {.fd = -1};
+/* The calling thread as a sleeper of each stack (one node per stack, all
+ * with the thread's one eventfd: rtw_me[0].fd). */
+static __thread struct rt_sleeper rtw_me[LSTACK_CONF_STACKS_SUPPORTED] = {{.fd = -1}};
 static pthread_key_t rtw_key;
 static pthread_once_t rtw_key_once = PTHREAD_ONCE_INIT;
 
@@ -97,10 +99,22 @@ static void sleeper_unlink(struct rt_sleeper *w)
     w->linked = false;
 }
 
+/* Under the lock: link w on c's sleepers (if not linked yet). */
+static void sleeper_link(struct stack_ctx *c, struct rt_sleeper *w)
+{
+    if (w->linked)
+        return;
+    w->next = c->sleepers;
+    w->pprev = &c->sleepers;
+    if (c->sleepers != NULL)
+        c->sleepers->pprev = &w->next;
+    c->sleepers = w;
+    w->linked = true;
+}
+
 int rt_sleep_arm(void)
 {
-    struct rt_sleeper *me = &rtw_me;
-    struct stack_ctx *c = &rt.stacks[0];
+    struct rt_sleeper *me = &rtw_me[0];
     if (me->fd < 0) {
         pthread_once(&rtw_key_once, rtw_key_make);
         int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -108,22 +122,23 @@ int rt_sleep_arm(void)
             return -errno;
         me->fd = fd;
         pthread_setspecific(rtw_key, me);
-        rt_affinity_app_thread(c->index); /* the thread's first sleep: app_bind_numa */
+        /* the thread's first sleep: app_bind_numa (it talks to every stack:
+         * stack 0's node, until a thread has a stack of its own) */
+        rt_affinity_app_thread(0);
     }
-    if (!me->linked) {
-        me->next = c->sleepers;
-        me->pprev = &c->sleepers;
-        if (c->sleepers != NULL)
-            c->sleepers->pprev = &me->next;
-        c->sleepers = me;
-        me->linked = true;
+    /* Every stack may have the news (several stacks share the lock held
+     * here: runtime/stack_ctx.h). */
+    for (int i = 0; i < rt.nstacks; i++) {
+        rtw_me[i].fd = me->fd;
+        sleeper_link(&rt.stacks[i], &rtw_me[i]);
     }
     return me->fd;
 }
 
 void rt_sleep_disarm(void)
 {
-    sleeper_unlink(&rtw_me);
+    for (int i = 0; i < rt.nstacks; i++)
+        sleeper_unlink(&rtw_me[i]);
 }
 
 void rt_sleep_drain(int fd)

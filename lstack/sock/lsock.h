@@ -138,6 +138,17 @@ int lsock_unbind(struct lsock *s);
  * -EINVAL if connecting / connected, -EADDRINUSE. */
 int lsock_listen(struct lsock *s, int backlog);
 
+/* Several stacks in one process (issue 12): give listener s a copy on
+ * stack st (another stack than s's), bound to s's address and port with
+ * s's backlog and options, whose established connections join s's accept
+ * queue (they live on st: lsock_stack of the accepted socket says which),
+ * so accept and readiness on s cover every stack. Called again after s
+ * listened again: the copy takes the new backlog. lsock_close(s) closes
+ * the copies. Returns 0, -EINVAL (s does not listen, or is a copy),
+ * -ENOBUFS (tcp_conn_count sockets open on st), -EADDRINUSE (st has the
+ * port in use), -ENOMEM. Under the lock that serialises both stacks. */
+int lsock_listen_copy(struct lsock *s, struct stack *st);
+
 /* Take one connection from the accept queue. -EAGAIN if none; -EINVAL if
  * not listening. The new lsock inherits the listener's options (TCP_NODELAY,
  * keepalive and its timers, SO_LINGER, buffer sizes, timeouts), like Linux.

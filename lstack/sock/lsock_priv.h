@@ -85,6 +85,13 @@ struct lsock {
     struct lsock *acc_head, *acc_tail;
     struct lsock *acc_next;    /* link in the listener's queue */
 
+    /* issue 12: a listener's copies on the process's other stacks
+     * (tcp_listen_copy.c). The socket the application holds heads the list
+     * (copies: rep_next); a copy points back (rep_primary) and queues its
+     * connections there. */
+    struct lsock *rep_primary;
+    struct lsock *rep_next;
+
     /* issue 12: waits that look at the socket without owning it
      * (lsock_hold); closed: lsock_close ran, the memory waits for the
      * last release. */
@@ -242,6 +249,11 @@ size_t lsock_ring_close(struct lsock *s);
 void lsock_ring_drop(struct lsock *s);
 /* Free a ring's memory (NULL: nothing). */
 void lsock_ring_free(struct lsock_ring *r);
+
+/* ---- tcp_listen_copy.c ---- */
+
+/* Close every copy of listener s (lsock_close of s, under the lock). */
+void lsock_close_copies(struct lsock *s);
 
 /* ---- tcp_connect_timer.c ---- */
 

@@ -223,6 +223,13 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     st->st.conn_accepted++;
     c->st = st;
     c->fd = -1;
+    /* A copy on another stack (tcp_listen_copy.c) queues on the listener
+     * the application holds; this stack's round made the change, so its
+     * count moves (run-to-wakeup's thread wakes sleepers on it). */
+    if (ls->rep_primary != NULL) {
+        ls = ls->rep_primary;
+        st->sock_changes++;
+    }
     c->o = ls->o; /* Linux clones the listener's options into the child */
     c->pcb = pcb;
     c->state = LS_CONNECTED;
@@ -476,6 +483,7 @@ void lsock_close(struct lsock *s)
     s->pcb = NULL;
     switch (s->state) {
     case LS_LISTEN:
+        lsock_close_copies(s);
         stack_claim_listen(s->st, htons(pcb->local_port), false);
         while (s->acc_head != NULL) {
             struct lsock *c = s->acc_head;

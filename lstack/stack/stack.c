@@ -134,6 +134,8 @@ static int configure_lwip(struct stack *s, const struct lstack_conf *conf, struc
         .cookie_budget = &s->cookie_budget,
     };
     local_port_range(&lc.port_lo, &lc.port_hi);
+    s->port_lo = lc.port_lo;
+    s->port_hi = lc.port_hi;
     int rc = s->L.lstack_lwip_configure(&lc, &s->tcp);
     if (rc != 0) {
         snprintf(err, errlen, "lwIP refused its configuration (tcp_rcv_wnd %u, tcp_snd_buf %u, MSS %u, arena %zu MiB): %s",
@@ -207,6 +209,8 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
     s->L.sys_check_timeouts();
     /* the round's SYN cookie budget (full_round_cookies): one store */
     s->cookie_budget = n < s->burst ? UINT32_MAX : s->full_round_cookies;
+    if (s->peers != NULL) /* several stacks: frames of another's connections go there */
+        n = stack_peers_route(s, pkts, n);
     s->st.polls++;
     if (n > 0)
         s->st.busy_polls++;
@@ -235,7 +239,7 @@ unsigned stack_poll(struct stack *s)
     struct nic_pkt pkts[s->burst];
     struct nic *nic = s->nic;
     round_acct_begin(&s->round, &s->st.rounds, round_clock_now());
-    unsigned n = nic->ops->rx_burst(nic, pkts, s->burst);
+    unsigned n = s->peers == NULL ? nic->ops->rx_burst(nic, pkts, s->burst) : stack_peers_rx(s, pkts);
     return round_body(s, pkts, n);
 }
 
@@ -246,6 +250,8 @@ unsigned stack_burst(const struct stack *s)
 
 unsigned stack_rx(struct stack *s, struct nic_pkt *pkts)
 {
+    if (s->peers != NULL)
+        return stack_peers_rx(s, pkts);
     return s->nic->ops->rx_burst(s->nic, pkts, s->burst);
 }
 
@@ -303,6 +309,7 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     st->rounds.tsc_hz = 1000000000u; /* the round clock is CLOCK_MONOTONIC's nanoseconds */
 #endif
     s->nic->ops->get_stats(s->nic, &st->nic);
+    stack_peers_stats(s, st);
 }
 
 void stack_describe_nic(const struct stack *s, nic_describe_fn emit, void *ctx)

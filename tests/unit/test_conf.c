@@ -247,8 +247,8 @@ static bool t_cpulist_good(void)
 
 static bool t_cpulist_bad(void)
 {
-    return bad("cpulist_bad", 2, "num_cpus", "1-3",
-               "lists 3 CPUs: several stacks are not supported yet", "1 CPU id 0..1023");
+    return bad("cpulist_bad", 2, "num_cpus", "0-8",
+               "lists 9 CPUs: more than 8 stacks are not supported yet", "1 to 8 CPU ids 0..1023");
 }
 
 static bool t_syntax_good(void) { return good("syntax_good"); }
@@ -399,7 +399,7 @@ static const struct conf_test file_tests[] = {
     { "not built yet: good (default)", t_pending_good },
     { "not built yet: bad (udp_enable 1)", t_pending_bad },
     { "CPU list: good (one CPU)", t_cpulist_good },
-    { "CPU list: bad (several stacks)", t_cpulist_bad },
+    { "CPU list: bad (more stacks than supported)", t_cpulist_bad },
     { "syntax: good", t_syntax_good },
     { "syntax: bad, file:line", t_syntax_bad },
     { "unreadable: good", t_unreadable_good },

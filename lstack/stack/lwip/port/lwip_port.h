@@ -119,6 +119,13 @@ struct lstack_lwip_reass_stats {
  * could not be reserved). Before lwip_init, once. */
 int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_limits *out);
 
+/* Narrow the ephemeral port range to [lo, hi] (lo <= hi, inside the range
+ * configured): several stacks of one process take disjoint parts of it, so
+ * that two of them never pick the same local port for the same peer
+ * (lwIP checks only its own PCBs). Any time after lstack_lwip_configure
+ * (tcp_new_port brings its next port into the range); -EINVAL otherwise. */
+int lstack_lwip_port_range(uint16_t lo, uint16_t hi);
+
 /* While lwIP hands the netif a frame (its linkoutput, inside tcp_output):
  * the MSS the port is to cut it by, if it is a TSO segment, else 0. */
 uint16_t lstack_lwip_tso_segsz(void);
