@@ -74,11 +74,12 @@ static void sock_file_free(struct sock_file *sf)
     free(sf);
 }
 
-/* The ops a new stack socket's fd gets: with rings on the stack
- * (run-to-wakeup), reads and writes go through them. */
-static const struct fd_ops *sock_ops_new(void)
+/* The ops the fd of stack socket ls gets: with rings on its stack
+ * (run-to-wakeup), reads and writes go through them. (Its own stack, not
+ * rt_stack(): that one picks the next new socket's stack, round-robin.) */
+static const struct fd_ops *sock_ops_new(const struct lsock *ls)
 {
-    return lsock_rings_enabled(rt_stack()) ? &sock_ring_fd_ops : &sock_fd_ops;
+    return lsock_rings_enabled(lsock_stack(ls)) ? &sock_ring_fd_ops : &sock_fd_ops;
 }
 
 static bool is_sock_ops(const struct fd_ops *ops)
@@ -97,7 +98,7 @@ int sockfd_adopt(int fd, int type_flags)
     if (rc < 0)
         return fail_neg(rc);
     struct sock_file *sf = sock_file_new(ls, (type_flags & SOCK_NONBLOCK) != 0, false);
-    if (sf == NULL || fdt_set(fd, sock_ops_new(), sf) != 0) {
+    if (sf == NULL || fdt_set(fd, sock_ops_new(ls), sf) != 0) {
         int saved = sf == NULL ? ENOMEM : errno;
         rt_lock();
         lsock_close(ls);
@@ -250,7 +251,7 @@ static int adopt_accepted(struct lsock *nls, struct sockaddr *addr, socklen_t *l
 {
     int nfd = libc.socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
     struct sock_file *nsf = nfd >= 0 ? sock_file_new(nls, (flags & SOCK_NONBLOCK) != 0, true) : NULL;
-    if (nsf == NULL || fdt_set(nfd, sock_ops_new(), nsf) != 0) {
+    if (nsf == NULL || fdt_set(nfd, sock_ops_new(nls), nsf) != 0) {
         int saved = errno;
         if (nfd >= 0)
             libc.close(nfd);
