@@ -46,6 +46,10 @@ third kind, "base" (another lstack build): then base / kernel and lstack /
 base ratios of the same medians come too (results.json: "ratio_base_kernel"
 and "ratio_lstack_base" per test; results.csv, the table and the chart gain
 their columns); without base runs the output is what it was before.
+A run with --rtw has the kind "rtw" (the same build in stack_thread_mode =
+"run-to-wakeup"): rtw / kernel and rtw / lstack ratios ("ratio_rtw_kernel",
+"ratio_rtw_lstack" per test; results.csv and the table gain their columns)
+and issue 12's targets (RTW_TARGETS); the chart leaves rtw out.
 """
 import csv
 import json
@@ -61,10 +65,20 @@ SCENARIOS = {
     4: "-c 50 -t set,get -d 1024",
     5: "-c 1 -t ping",
     6: "-c 10 -t set,get -d 65536",
+    7: "-c 50 -t set,get -d 3 --threads 2 (servers: --io-threads 2 --io-threads-do-reads yes)",
 }
 KINDS = ("kernel", "lstack")
 BASE = "base"  # the kind of a --base-build run
-RUN_DIR = re.compile(r"^s(\d+)-r(\d+)-(kernel|lstack|base)$")
+RTW = "rtw"  # the kind of a --rtw run: lstack in run-to-wakeup
+RUN_DIR = re.compile(r"^s(\d+)-r(\d+)-(kernel|lstack|base|rtw)$")
+
+# Issue 12 (--rtw): (scenario, metric, over, op, bound, text): rtw's median
+# over the median of kind `over`.
+RTW_TARGETS = [
+    (1, "rps", "lstack", ">=", 0.85, "scenario 1: run-to-wakeup (one stack) within 15% of run-to-completion "
+                                     "(rtw / lstack req/s >= 0.85)"),
+    (7, "rps", "kernel", ">=", 1.3, "scenario 7 (io-threads on every kind): run-to-wakeup >= 1.3x the kernel"),
+]
 
 # (scenario, what, op, bound, text): server CPU per request, lstack / kernel.
 # what: "busy" (the stack's busy time) or "process" (utime + stime).
@@ -334,12 +348,12 @@ def cmd_oneline(d):
     print("; ".join(parts))
 
 
-def cpu_per_req(per_kind, has_base):
+def cpu_per_req(per_kind, has_base, has_rtw=False):
     """Server CPU microseconds per request of a scenario, by kind, and the
     ratios to the kernel's (process time; the stack's busy time)."""
     kern = per_kind.get("kernel", {}).get("server_us_per_req")
     out = {"kernel": {"us": kern}}
-    for k in ("lstack",) + ((BASE,) if has_base else ()):
+    for k in ("lstack",) + ((BASE,) if has_base else ()) + ((RTW,) if has_rtw else ()):
         pk = per_kind.get(k, {})
         out[k] = {"us": pk.get("server_us_per_req"), "busy_us": pk.get("stack_busy_us_per_req"),
                   "busy_pct": pk.get("stack_busy_pct"), "busy_cpu_us": pk.get("stack_busy_cpu_us_per_req"),
@@ -362,7 +376,8 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
     runs.sort(key=lambda r: (r.get("scenario", 0), r.get("round", 0), r.get("kind", "")))
     retried = sorted(n for n in (os.listdir(raw) if os.path.isdir(raw) else []) if ".noisy" in n)
     has_base = any(r.get("kind") == BASE for r in runs)
-    kinds = KINDS + ((BASE,) if has_base else ())
+    has_rtw = any(r.get("kind") == RTW for r in runs)
+    kinds = KINDS + ((BASE,) if has_base else ()) + ((RTW,) if has_rtw else ())
 
     scen = {}
     for s in scen_list:
@@ -414,9 +429,14 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                                            for m in ("rps", "avg", "p50", "p95", "p99")}
                 ts["ratio_lstack_base"] = {m: ratio(ts["lstack"][m], ts[BASE][m])
                                            for m in ("rps", "avg", "p50", "p95", "p99")}
+            if has_rtw:
+                ts["ratio_rtw_kernel"] = {m: ratio(ts[RTW][m], ts["kernel"][m])
+                                          for m in ("rps", "avg", "p50", "p95", "p99")}
+                ts["ratio_rtw_lstack"] = {m: ratio(ts[RTW][m], ts["lstack"][m])
+                                          for m in ("rps", "avg", "p50", "p95", "p99")}
             tstats[t] = ts
         scen[s] = {"args": SCENARIOS.get(s, "?"), "tests": tstats, "kinds": per_kind,
-                   "cpu_per_req": cpu_per_req(per_kind, has_base)}
+                   "cpu_per_req": cpu_per_req(per_kind, has_base, has_rtw)}
 
     # targets: every test of the scenario must meet it
     targets = []
@@ -434,6 +454,13 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         ok = x is not None and (x >= bound if op == ">=" else x <= bound)
         targets.append({"target": text, "scenario": s, "metric": f"server_us_per_req_{what}", "op": op,
                         "bound": bound, "values": {"all": x}, "met": ok})
+    for s, what, over, op, bound, text in (RTW_TARGETS if has_rtw else []):
+        if s not in scen:
+            continue
+        vals = {t: v[f"ratio_rtw_{over}"][what] for t, v in scen[s]["tests"].items()}
+        ok = bool(vals) and all(x is not None and (x >= bound if op == ">=" else x <= bound) for x in vals.values())
+        targets.append({"target": text, "scenario": s, "metric": f"rtw_{over}_{what}", "op": op, "bound": bound,
+                        "values": vals, "met": ok})
     worse = {}
     for s, v in scen.items():
         if not v["tests"]:
@@ -454,7 +481,9 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         "versions": meta,
         "commands": (read(os.path.join(out, "commands.txt"), "") or "").splitlines(),
         "lstack_conf": read(os.path.join(out, "lstack.conf"), ""),
-        **({"kinds": list(kinds), "base_conf": read(os.path.join(out, "lstack-base.conf"), "")} if has_base else {}),
+        **({"kinds": list(kinds)} if has_base or has_rtw else {}),
+        **({"base_conf": read(os.path.join(out, "lstack-base.conf"), "")} if has_base else {}),
+        **({"rtw_conf": read(os.path.join(out, "lstack-rtw.conf"), "")} if has_rtw else {}),
         "rounds": rounds,
         "server_cpu": server_cpu,
         "client_cpu": client_cpu,
@@ -482,7 +511,12 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                    + ["kernel_server_us_per_req", "lstack_server_us_per_req", "lstack_busy_us_per_req",
                       "lstack_kernel_us_ratio", "lstack_busy_kernel_us_ratio", "lstack_busy_cpu_us_per_req",
                       "lstack_busy_cpu_kernel_us_ratio"]
-                   + (["base_server_us_per_req", "base_busy_us_per_req"] if has_base else []))
+                   + (["base_server_us_per_req", "base_busy_us_per_req"] if has_base else [])
+                   + (["rtw_rps", "rtw_kernel_rps_ratio", "rtw_lstack_rps_ratio",
+                       "rtw_p50_ms", "rtw_kernel_p50_ratio", "rtw_lstack_p50_ratio",
+                       "rtw_p99_ms", "rtw_kernel_p99_ratio", "rtw_lstack_p99_ratio",
+                       "rtw_server_cpu_pct", "rtw_client_cpu_pct", "rtw_rounds", "rtw_server_us_per_req",
+                       "rtw_busy_us_per_req"] if has_rtw else []))
         for s, v in scen.items():
             for t, ts in v["tests"].items():
                 k, l = ts["kernel"], ts["lstack"]
@@ -505,6 +539,12 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                         cp["lstack"]["ratio_busy_cpu"]]
                 if has_base:
                     row += [cp[BASE]["us"], cp[BASE]["busy_us"]]
+                if has_rtw:
+                    w_, wk, wl = ts[RTW], ts["ratio_rtw_kernel"], ts["ratio_rtw_lstack"]
+                    row += [w_["rps"], wk["rps"], wl["rps"], w_["p50"], wk["p50"], wl["p50"],
+                            w_["p99"], wk["p99"], wl["p99"],
+                            v["kinds"][RTW]["server_cpu_pct"], v["kinds"][RTW]["client_cpu_pct"],
+                            len(w_["rounds"]), cp[RTW]["us"], cp[RTW]["busy_us"]]
                 w.writerow(row)
 
     with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
@@ -548,6 +588,9 @@ def table(result):
                  f"lstack on {v.get('lstack_pmd', '?').split(' ')[0]}{offload}; "
                  f"medians over {result['rounds']} round(s); ratio = lstack / kernel")
     has_base = BASE in result.get("kinds", ())
+    has_rtw = RTW in result.get("kinds", ())
+    if has_rtw:
+        lines.append(f"rtw: the same lstack in stack_thread_mode run-to-wakeup ({v.get('rtw_conf', '?')})")
     if has_base:
         lines.append(f"base: lstack {v.get('base_git_rev', '?')[:12]}"
                      f"{' (dirty tree)' if v.get('base_git_dirty') == '1' else ''}, {v.get('base_buildtype', '?')}, "
@@ -587,6 +630,8 @@ def table(result):
             lines.append(cpu_row(sv["cpu_per_req"]))
         if has_base:
             lines.extend(base_rows(sv, srv, cli, pk))
+        if has_rtw:
+            lines.extend(rtw_rows(sv, srv, cli, pk))
     lines.append("")
     lines.append("targets:")
     for t in result["targets"]:
@@ -664,20 +709,37 @@ plot "chart-cpu.dat" using 2:xtic(1) title "kernel: utime+stime" lc rgb "#7f7f7f
         f.write(gp)
 
 
+def kind_rows(sv, kind, cols, lat, srv, cli, pk, extra=""):
+    """The table's lines for a third kind (base, rtw) of one scenario: its
+    req/s, the two req/s ratios of cols ((label, key of ts) each), its
+    p50/p99 and the latency ratios of lat ((label, key)), then its CPU line."""
+    (l1, k1), (l2, k2) = cols
+    lines = [f"  {'vs ' + kind:<12} {kind + ' req/s':>13} {l1:>11} {l2:>11}   "
+             f"{kind + ' p50/p99 ms':>17} {lat[0] + ' p50 x':>17} {'p99 x':>6}"]
+    for t, ts in sv["tests"].items():
+        x, r1, r2, rl = ts[kind], ts[k1], ts[k2], ts[lat[1]]
+        lines.append(f"  {t:<12} {fmt_rps(x['rps']):>13} {fmt_x(r1['rps']):>11} {fmt_x(r2['rps']):>11}   "
+                     f"{fmt_ms(x['p50']) + '/' + fmt_ms(x['p99']):>17} {fmt_x(rl['p50']):>17} {fmt_x(rl['p99']):>6}")
+    kk = sv["kinds"][kind]
+    lines.append(f"  {kind}: server CPU {fmt_pct(kk['server_cpu_pct'])}, client CPU {fmt_pct(kk['client_cpu_pct'])}"
+                 f", {srv}/{cli} busy {fmt_pct(kk['cpu_busy_pct'].get(srv))}/{fmt_pct(kk['cpu_busy_pct'].get(cli))}"
+                 f", rounds ok {kk['rounds_ok']}, packets per request to/from the client "
+                 f"{pk(kk.get('pkts_to_client_per_req'))}/{pk(kk.get('pkts_from_client_per_req'))}{extra}")
+    return lines
+
+
 def base_rows(sv, srv, cli, pk):
     """The table's lines for the base build of one scenario."""
-    lines = [f"  {'vs base':<12} {'base req/s':>13} {'base/kernel':>11} {'lstack/base':>11}   "
-             f"{'base p50/p99 ms':>17} {'lstack/base p50 x':>17} {'p99 x':>6}"]
-    for t, ts in sv["tests"].items():
-        b, bk, lb = ts[BASE], ts["ratio_base_kernel"], ts["ratio_lstack_base"]
-        lines.append(f"  {t:<12} {fmt_rps(b['rps']):>13} {fmt_x(bk['rps']):>11} {fmt_x(lb['rps']):>11}   "
-                     f"{fmt_ms(b['p50']) + '/' + fmt_ms(b['p99']):>17} {fmt_x(lb['p50']):>17} {fmt_x(lb['p99']):>6}")
-    bk = sv["kinds"][BASE]
-    lines.append(f"  base: server CPU {fmt_pct(bk['server_cpu_pct'])}, client CPU {fmt_pct(bk['client_cpu_pct'])}"
-                 f", {srv}/{cli} busy {fmt_pct(bk['cpu_busy_pct'].get(srv))}/{fmt_pct(bk['cpu_busy_pct'].get(cli))}"
-                 f", rounds ok {bk['rounds_ok']}, packets per request to/from the client "
-                 f"{pk(bk.get('pkts_to_client_per_req'))}/{pk(bk.get('pkts_from_client_per_req'))}")
-    return lines
+    return kind_rows(sv, BASE, (("base/kernel", "ratio_base_kernel"), ("lstack/base", "ratio_lstack_base")),
+                     ("lstack/base", "ratio_lstack_base"), srv, cli, pk)
+
+
+def rtw_rows(sv, srv, cli, pk):
+    """The table's lines for the run-to-wakeup kind of one scenario."""
+    cp = sv.get("cpu_per_req", {}).get(RTW, {})
+    return kind_rows(sv, RTW, (("rtw/kernel", "ratio_rtw_kernel"), ("rtw/lstack", "ratio_rtw_lstack")),
+                     ("rtw/kernel", "ratio_rtw_kernel"), srv, cli, pk,
+                     f", server CPU us/request {fmt_us(cp.get('us'))}, stack busy {fmt_us(cp.get('busy_us'))}")
 
 
 def write_chart(out, scen, has_base=False):

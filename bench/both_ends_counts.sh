@@ -3,7 +3,7 @@
 # counted (frames, lstack calls, system calls), not timed: the figures hold
 # on a loaded machine, where req/s do not (issue 11).
 #
-#   bench/both_ends_counts.sh [--build DIR] [--out DIR] [--window SECONDS]
+#   bench/both_ends_counts.sh [--build DIR] [--out DIR] [--window SECONDS] [--perf]
 #
 # Starts the pair of scripts/bench-both-ends.sh (tests/system/memif_lib.sh:
 # redis-server under lstack role=server on CPU 1, redis-benchmark under
@@ -15,6 +15,10 @@
 #   - `perf stat -e raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait -p PID`
 #     on each (tracepoints: unlike strace, no stop per call to change the rate);
 #   - the server's INFO total_commands_processed, for reference.
+# --perf: also `perf record -F 1999 -g` of each process over the window
+# (a second window of its own, after the counted one: sampling stops the
+# processes now and then), and `perf report` of it (sNN.SIDE.perf.txt: self
+# time by shared object and symbol). Timed, so noisy on a loaded machine.
 # A request is a reply the server wrote: its lstack write calls over the
 # window (one per reply at -P 1; INFO, read a little before and after the
 # stackctl snapshots, counts a slightly longer window).
@@ -26,12 +30,13 @@
 set -u
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD_DIR="$ROOT/build" OUT="" WINDOW=3
+BUILD_DIR="$ROOT/build" OUT="" WINDOW=3 PERF=0
 while (($# > 0)); do
     case "$1" in
     --build) BUILD_DIR="${2:-}"; shift 2 || exit 2 ;;
     --out) OUT="${2:-}"; shift 2 || exit 2 ;;
     --window) WINDOW="${2:-}"; shift 2 || exit 2 ;;
+    --perf) PERF=1; shift ;;
     -h | --help) sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "both_ends_counts.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
@@ -102,6 +107,19 @@ for sc in "5:-c 1 -t ping_mbulk" "1:-c 50 -P 1 -t set,get -d 3"; do
     done
     c1=$(cmds)
     echo $((c1 - c0 - 1)) >"$OUT/s$s.req"
+    if ((PERF)); then
+        pp=()
+        for side in srv cli; do
+            pid=$SRV; [[ $side == cli ]] && pid=$CLI
+            perf record -q -F 1999 -g -p "$pid" -o "$OUT/s$s.$side.perf.data" -- sleep "$WINDOW" 2>/dev/null &
+            pp+=($!)
+        done
+        wait "${pp[@]}"
+        for side in srv cli; do
+            perf report -i "$OUT/s$s.$side.perf.data" --stdio --no-children --sort dso,sym --percent-limit 0.5 \
+                -g none 2>/dev/null | grep -v '^$' >"$OUT/s$s.$side.perf.txt"
+        done
+    fi
     kill -INT "$CLI"
     wait "$CLI" 2>/dev/null
     CLI=""

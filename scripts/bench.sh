@@ -14,7 +14,8 @@
 #                    [--out DIR] [--build DIR] [--server-cpu N] [--client-cpu N]
 #                    [--perf] [--retries N] [--pmd af_xdp|af_packet]
 #                    [--base-build DIR] [--kernel-offload on|off]
-#                    [--client-gro on|off]
+#                    [--client-gro on|off] [--rtw] [--rtw-cpus LIST]
+#                    [--io-cpus LIST]
 #
 # --both-ends: a scenario set of its own (scripts/bench-both-ends.sh, which
 # takes --rounds, -n, --scenarios, --out, --build, --server-cpu and
@@ -34,6 +35,26 @@
 # unknown keys; the keys left out, if any, are printed and noted in
 # versions.txt. The table adds base/kernel and lstack/base ratios. Relative
 # paths are taken from the source root, as for --build.
+#
+# --rtw: one more kind, "rtw": the same redis-server under the same
+# liblstack.so with stack_thread_mode = "run-to-wakeup" (lstack-rtw.conf:
+# lstack.conf plus that key and num_cpus = --rtw-cpus), on the stack's
+# address (198.18.0.2) and its own port 6382, one server at a time like the
+# others, pinned with taskset like them (its application threads on the
+# server CPU); its stack thread runs on the num_cpus CPU, pinned by lstack.
+# --rtw-cpus LIST: that num_cpus (default: the server CPU, so that
+# run-to-wakeup gets the same one CPU as the other kinds: the stack thread
+# and redis's threads share it; "0,1" is two stacks, once lstack builds
+# them). The kinds run kernel, lstack, [base,] rtw in odd rounds and in the
+# reverse order in even ones. The table adds rtw's req/s and p50/p99 with
+# rtw / kernel and rtw / lstack (run-to-completion) ratios, and the issue 12
+# targets: scenario 1 rtw / lstack >= 0.85 (within 15 %), scenario 7 (with
+# --io-threads on every kind) rtw / kernel >= 1.3.
+#
+# --io-cpus LIST: the taskset CPU list of every kind's redis-server in
+# scenario 7 (default: the server CPU, like the other scenarios). "0,1" on
+# a 2-CPU machine lets redis's main and I/O threads spread over both CPUs,
+# the client's included (rtw's stack thread stays on its num_cpus CPU).
 #
 # --kernel-offload off: during each kernel run, the server veth's TSO, GSO
 # and GRO and the client veth's TSO are off, so the kernel server sends and
@@ -59,6 +80,8 @@
 #   4  -c 50 -t set,get -d 1024
 #   5  -c 1 -t ping                      (PING_INLINE and PING_MBULK)
 #   6  -c 10 -t set,get -d 65536
+#   7  -c 50 -t set,get -d 3 --threads 2, every server with
+#      --io-threads 2 --io-threads-do-reads yes     (not in the default set)
 #
 # Output (default bench/results/<UTC timestamp>/): results.json, results.csv,
 # summary.txt (the table, also printed), chart.png and chart-cpu.png (server
@@ -124,6 +147,9 @@ PMD=af_xdp
 BASE_DIR=""
 KERNEL_OFFLOAD=on
 CLIENT_GRO=off
+RTW=0
+RTW_CPUS=""
+IO_CPUS=""
 
 die_usage() { echo "bench.sh: $*" >&2; exit 2; }
 while (($# > 0)); do
@@ -143,6 +169,9 @@ while (($# > 0)); do
         [[ -n "$BASE_DIR" ]] || die_usage "--base-build wants a build directory" ;;
     --kernel-offload) KERNEL_OFFLOAD="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --client-gro) CLIENT_GRO="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --rtw) RTW=1; shift ;;
+    --rtw-cpus) RTW_CPUS="${2:-}"; RTW=1; shift 2 || { usage >&2; exit 2; } ;;
+    --io-cpus) IO_CPUS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -150,12 +179,18 @@ done
 
 [[ -z "$ROUNDS" || "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die_usage "--rounds wants a positive integer, not '$ROUNDS'"
 [[ -z "$NREQ" || "$NREQ" =~ ^[1-9][0-9]*$ ]] || die_usage "-n wants a positive integer, not '$NREQ'"
-[[ "$SCENARIOS" =~ ^[1-6](,[1-6])*$ ]] || die_usage "--scenarios wants a list of 1..6 like 1,3, not '$SCENARIOS'"
+[[ "$SCENARIOS" =~ ^[1-7](,[1-7])*$ ]] || die_usage "--scenarios wants a list of 1..7 like 1,3, not '$SCENARIOS'"
 [[ "$SERVER_CPU" =~ ^[0-9]+$ && "$CLIENT_CPU" =~ ^[0-9]+$ ]] || die_usage "CPU ids are integers"
 [[ "$SERVER_CPU" != "$CLIENT_CPU" ]] || die_usage "server and client need different CPUs"
 [[ "$PMD" == af_xdp || "$PMD" == af_packet ]] || die_usage "--pmd wants af_xdp or af_packet, not '$PMD'"
 [[ "$KERNEL_OFFLOAD" == on || "$KERNEL_OFFLOAD" == off ]] || die_usage "--kernel-offload wants on or off, not '$KERNEL_OFFLOAD'"
 [[ "$CLIENT_GRO" == on || "$CLIENT_GRO" == off ]] || die_usage "--client-gro wants on or off, not '$CLIENT_GRO'"
+[[ -z "$RTW_CPUS" || "$RTW_CPUS" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+    die_usage "--rtw-cpus wants a CPU list like 1 or 0,1, not '$RTW_CPUS'"
+[[ -n "$RTW_CPUS" ]] || RTW_CPUS="$SERVER_CPU"
+[[ -z "$IO_CPUS" || "$IO_CPUS" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+    die_usage "--io-cpus wants a CPU list like 1 or 0,1, not '$IO_CPUS'"
+[[ -n "$IO_CPUS" ]] || IO_CPUS="$SERVER_CPU"
 if [[ -z "$ROUNDS" ]]; then
     if ((SHORT)); then ROUNDS=1; else ROUNDS=3; fi
 fi
@@ -178,8 +213,14 @@ S_ARGS[3]="-c 50 -P 16 -t set,get"; S_N[3]=1000000; S_NSHORT[3]=50000
 S_ARGS[4]="-c 50 -t set,get -d 1024"; S_N[4]=200000; S_NSHORT[4]=10000
 S_ARGS[5]="-c 1 -t ping"; S_N[5]=50000; S_NSHORT[5]=2000
 S_ARGS[6]="-c 10 -t set,get -d 65536"; S_N[6]=40000; S_NSHORT[6]=1000
+# 7: Redis io-threads (issue 12): the server flags of every kind get S_SRV[7].
+S_ARGS[7]="-c 50 -t set,get -d 3 --threads 2"; S_N[7]=200000; S_NSHORT[7]=10000
+declare -A S_SRV=() S_TASKSET=()
+S_SRV[7]="--io-threads 2 --io-threads-do-reads yes"
+S_TASKSET[7]="" # set to --io-cpus below
 
 IFS=, read -r -a SCEN_LIST <<<"$SCENARIOS"
+S_TASKSET[7]="$IO_CPUS"
 
 # ---------------------------------------------------------------------------
 # prerequisites
@@ -211,6 +252,7 @@ if [[ -n "$BASE_DIR" ]]; then
     [[ "$BASE_LIB" -ef "$LIB" ]] && echo "bench.sh: note: the base is the measured library itself ($LIB)"
     KINDS+=(base)
 fi
+((RTW)) && KINDS+=(rtw)
 # stackctl of each lstack build: the server's poll rounds before and after
 # each client run (its busy time per request).
 STACKCTL="$BUILD_DIR/tools/stackctl"
@@ -239,6 +281,7 @@ source "$ROOT/tests/system/testbed.sh"
 PORT_KERNEL=6380
 PORT_LSTACK=6379
 PORT_BASE=6381
+PORT_RTW=6382
 SRV_PID=""
 CLI_PID=""
 PERF_PID=""
@@ -266,7 +309,7 @@ tb_on_cleanup bench_cleanup
 tb_trap_cleanup
 
 log "output: $OUT"
-log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD, kernel offloads $KERNEL_OFFLOAD, client GRO $CLIENT_GRO${BASE_DIR:+, base build $BASE_DIR}"
+log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD, kernel offloads $KERNEL_OFFLOAD, client GRO $CLIENT_GRO${BASE_DIR:+, base build $BASE_DIR}$( ((RTW)) && echo ", run-to-wakeup kind (num_cpus $RTW_CPUS)")"
 tb_up >"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: test bed did not come up" >&2; exit 1; }
 tb_add_kernel_addr >>"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: cannot add the kernel address" >&2; exit 1; }
 # -c 1000 with reconnects per test: every ephemeral port there is.
@@ -306,6 +349,14 @@ conf_for_build() {
     ' "$1" 2>"$WORK/conf_dropped" >"$3" || return 1
     cat "$WORK/conf_dropped"
 }
+
+# --rtw: the same keys, in run-to-wakeup, the stack thread on RTW_CPUS.
+CONF_RTW=""
+if ((RTW)); then
+    CONF_RTW="$OUT/lstack-rtw.conf"
+    tb_write_conf "$CONF_RTW" 'init_fail = "exit";' 'tcp_conn_count = 1200;' 'mbuf_count_per_conn = 64;' \
+        'stack_thread_mode = "run-to-wakeup";' "num_cpus = \"$RTW_CPUS\";"
+fi
 
 # The base build's conf: the same keys, less those its source does not know.
 BASE_CONF=""
@@ -392,11 +443,14 @@ ensure_hugepages() {
     tb__state_set HP_SET "$(cat "$hp/nr_hugepages")"
 }
 
-# start_server KIND DIR : redis-server pinned to SERVER_CPU in the server ns.
+# start_server KIND DIR CPUS [FLAGS...] : redis-server pinned to CPUS
+# (taskset list) in the server ns, with the scenario's extra FLAGS (S_SRV).
 # Sets SRV_PID (redis-server's own PID: taskset, ip netns exec and env exec).
 start_server() {
-    local kind="$1" dir="$2" port
-    local -a pre=(taskset -c "$SERVER_CPU" ip netns exec "$TB_NS_SRV")
+    local kind="$1" dir="$2" cpus="$3" port
+    shift 3
+    local -a extra=("$@")
+    local -a pre=(taskset -c "$cpus" ip netns exec "$TB_NS_SRV")
     if [[ "$kind" == lstack ]]; then
         ensure_hugepages
         port=$PORT_LSTACK
@@ -405,6 +459,10 @@ start_server() {
         ensure_hugepages
         port=$PORT_BASE
         pre+=(env LD_PRELOAD="$BASE_LIB" GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH="$BASE_CONF")
+    elif [[ "$kind" == rtw ]]; then
+        ensure_hugepages
+        port=$PORT_RTW
+        pre+=(env LD_PRELOAD="$LIB" GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH="$CONF_RTW")
     else
         port=$PORT_KERNEL
         # The kernel server must get its frames: no stack's XDP program left.
@@ -417,7 +475,7 @@ start_server() {
         ulimit -n "$ULIMIT_N" || exit 111
         exec "${pre[@]}" "$REDIS_SERVER" --port "$port" --bind 0.0.0.0 --protected-mode no --save '' \
             --appendonly no --maxclients 4000 --tcp-backlog 1024 --daemonize no \
-            --dir "$dir" --logfile "$dir/redis.log"
+            --dir "$dir" --logfile "$dir/redis.log" "${extra[@]}"
     ) >"$dir/stdout.log" 2>&1 &
     SRV_PID=$!
 }
@@ -428,6 +486,7 @@ port_of() {
     kernel) echo "$PORT_KERNEL" ;;
     lstack) echo "$PORT_LSTACK" ;;
     base) echo "$PORT_BASE" ;;
+    rtw) echo "$PORT_RTW" ;;
     esac
 }
 
@@ -515,14 +574,18 @@ fi
         fi
         echo "base_conf=lstack-base.conf${BASE_CONF_DROPPED:+ (left out, unknown to the base: $BASE_CONF_DROPPED)}"
     fi
+    if ((RTW)); then
+        echo "rtw_conf=lstack-rtw.conf (stack_thread_mode = run-to-wakeup, num_cpus = $RTW_CPUS; application threads on CPU $SERVER_CPU by taskset)"
+    fi
     echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$OUT/versions.txt"
 
 KERNEL_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV $REDIS_SERVER $(redis_flags $PORT_KERNEL DIR)"
 LSTACK_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack.conf $REDIS_SERVER $(redis_flags $PORT_LSTACK DIR)"
+RTW_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-rtw.conf $REDIS_SERVER $(redis_flags $PORT_RTW DIR)"
 BASE_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$BASE_LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-base.conf $REDIS_SERVER $(redis_flags $PORT_BASE DIR)"
 {
-    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")$([[ $CLIENT_GRO == on ]] && echo " --client-gro on")${BASE_DIR:+ --base-build $BASE_DIR}"
+    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")$([[ $CLIENT_GRO == on ]] && echo " --client-gro on")${BASE_DIR:+ --base-build $BASE_DIR}$( ((RTW)) && echo " --rtw-cpus $RTW_CPUS") --io-cpus $IO_CPUS"
     echo "# lstack drives the server veth with --vdev=$(tb_vdev)"
     echo "# each server started with ulimit -n $ULIMIT_N; client ns: net.ipv4.ip_local_port_range=\"1024 65535\""
     [[ "$CLIENT_GRO" == on ]] && echo "# before the first run: ip netns exec $TB_NS_CLI ethtool -K $TB_IF_CLI gro on"
@@ -533,12 +596,14 @@ BASE_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$BASE_L
     echo "kernel server: $KERNEL_CMD"
     echo "lstack server: $LSTACK_CMD"
     [[ -z "$BASE_DIR" ]] || echo "base server: $BASE_CMD"
+    ((RTW)) && echo "rtw server: $RTW_CMD (stack_thread_mode = \"run-to-wakeup\", num_cpus = \"$RTW_CPUS\": the stack thread's CPU)"
     for s in "${SCEN_LIST[@]}"; do
         n="${NREQ:-${S_N[$s]}}"
         ((SHORT)) && [[ -z "$NREQ" ]] && n="${S_NSHORT[$s]}"
         echo "scenario $s client: ip netns exec $TB_NS_CLI taskset -c $CLIENT_CPU redis-benchmark -h HOST -p PORT --csv -n $n ${S_ARGS[$s]}"
+        [[ -z "${S_SRV[$s]:-}" ]] || echo "scenario $s servers: every kind's flags above plus ${S_SRV[$s]}, taskset -c ${S_TASKSET[$s]:-$SERVER_CPU}"
     done
-    echo "# HOST:PORT = $TB_IP_KERNEL:$PORT_KERNEL (kernel), $TB_IP_STACK:$PORT_LSTACK (lstack)${BASE_DIR:+, $TB_IP_STACK:$PORT_BASE (base)}"
+    echo "# HOST:PORT = $TB_IP_KERNEL:$PORT_KERNEL (kernel), $TB_IP_STACK:$PORT_LSTACK (lstack)${BASE_DIR:+, $TB_IP_STACK:$PORT_BASE (base)}$( ((RTW)) && echo ", $TB_IP_STACK:$PORT_RTW (rtw)")"
 } >"$OUT/commands.txt"
 
 # Other benchmark, test or build processes on the machine (not ours; just
@@ -596,7 +661,9 @@ run_one() { # SCENARIO ROUND KIND
             return 1
         fi
     fi
-    start_server "$kind" "$d/redis"
+    local -a srv_extra=()
+    [[ -z "${S_SRV[$s]:-}" ]] || read -r -a srv_extra <<<"${S_SRV[$s]}"
+    start_server "$kind" "$d/redis" "${S_TASKSET[$s]:-$SERVER_CPU}" "${srv_extra[@]}"
     if ! wait_ready "$kind"; then
         log "scenario $s round $r $kind: redis did not answer PING; its output:"
         tail -n 20 "$d/redis/stdout.log" "$d/redis/redis.log" 2>/dev/null | sed 's/^/  | /'

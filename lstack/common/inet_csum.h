@@ -1,9 +1,10 @@
 /*
  * inet_csum.h - the Internet checksum (RFC 1071) of IPv4 headers and TCP
  * segments, over raw frame bytes: for the frame filter (a received frame
- * the port could not check) and the memory test port (which plays a NIC
- * that computes and checks checksums), and lwIP's own checksums (lwIP's
- * build compiles this file into its library, lwipopts.h).
+ * the port could not check), the stack's transmit path (the checksums of a
+ * frame the port does not fill in, stack/netif.c) and the memory test port
+ * (which plays a NIC that computes and checks checksums), and lwIP's own
+ * checksums (lwIP's build compiles this file into its library, lwipopts.h).
  *
  * Pure: no state, no DPDK, no lwIP. Any thread.
  */
@@ -43,5 +44,14 @@ int inet_ip_hdr_ok(const uint8_t *ip, size_t ihl);
 /* The IPv4 header checksum field value for the header at ip (ihl bytes),
  * with its checksum field taken as zero. */
 uint16_t inet_ip_csum(const uint8_t *ip, size_t ihl);
+
+/* What a NIC's checksum offload does to an outgoing Ethernet frame of len
+ * bytes at f: if it carries an IPv4 packet (sane version, header length
+ * and total length within len), write its header checksum and, for a whole
+ * TCP segment (not a fragment, header within the packet), its TCP checksum
+ * over the pseudo header and the segment; whatever the two fields held is
+ * replaced. Returns 1 if it was such an IPv4 frame, 0 if the frame is left
+ * as it was (ARP, too short, not IPv4). Reads and writes only within len. */
+int inet_frame_csum_fill(uint8_t *f, size_t len);
 
 #endif

@@ -351,6 +351,34 @@ static void check_cross(struct walk *w)
                         w->out->host_addr, w->out->mask_addr, true);
 }
 
+/* The application-thread affinity keys against each other and the mode:
+ * a key set to something the code would not act on is an error at its line
+ * (app_bind_numa = 1 in run-to-completion; app_exclude_cpus without
+ * app_bind_numa = 1). A key left out has its default, which is always
+ * consistent, so only a key the file sets is reported. */
+static void check_affinity(struct walk *w)
+{
+    const struct lstack_conf *c = w->out;
+    const config_setting_t *bind = w->seen[LSTACK_CONF_KEY_app_bind_numa];
+    const config_setting_t *excl = w->seen[LSTACK_CONF_KEY_app_exclude_cpus];
+    bool mode_ok = w->seen[LSTACK_CONF_KEY_stack_thread_mode] == NULL ||
+                   w->valid[LSTACK_CONF_KEY_stack_thread_mode];
+
+    if (bind != NULL && w->valid[LSTACK_CONF_KEY_app_bind_numa] && c->app_bind_numa && mode_ok &&
+        c->stack_thread_mode != LSTACK_MODE_RUN_TO_WAKEUP)
+        report_bad(w, bind, "app_bind_numa",
+                   "needs stack_thread_mode = \"run-to-wakeup\" (in run-to-completion the "
+                   "application thread polls the stack itself)",
+                   "0 with run-to-completion; 0 or 1 with run-to-wakeup");
+    if (excl != NULL && w->valid[LSTACK_CONF_KEY_app_exclude_cpus] &&
+        !lstack_cpu_mask_empty(&c->app_exclude_cpus) &&
+        (w->seen[LSTACK_CONF_KEY_app_bind_numa] == NULL || w->valid[LSTACK_CONF_KEY_app_bind_numa]) &&
+        !c->app_bind_numa)
+        report_bad(w, excl, "app_exclude_cpus",
+                   "has no effect without app_bind_numa = 1",
+                   "\"\" with app_bind_numa = 0; a CPU list with app_bind_numa = 1");
+}
+
 static void walk_root(struct walk *w, const config_t *cfg)
 {
     const config_setting_t *root = config_root_setting(cfg);
@@ -388,6 +416,7 @@ static void walk_root(struct walk *w, const config_t *cfg)
                             k->help);
     }
     check_cross(w);
+    check_affinity(w);
 }
 
 /* After a syntax error on line `line` of text: the init_fail of the lines

@@ -30,6 +30,26 @@
 #define LSTACK_CONF_MAX_CPUS 64
 #define LSTACK_CONF_MAX_DPDK_ARGS 64
 #define LSTACK_CONF_STR_MAX 108 /* fits a sun_path */
+#define LSTACK_CONF_CPU_WORDS 16 /* a CPU set of ids 0..1023, what a cpu_set_t holds */
+
+/* A set of CPU ids (app_exclude_cpus): bit id % 64 of bits[id / 64]. */
+struct lstack_cpu_mask {
+    uint64_t bits[LSTACK_CONF_CPU_WORDS];
+};
+
+static inline bool lstack_cpu_mask_has(const struct lstack_cpu_mask *m, int cpu)
+{
+    return cpu >= 0 && cpu < LSTACK_CONF_CPU_WORDS * 64 &&
+           (m->bits[cpu / 64] >> (cpu % 64) & 1u) != 0;
+}
+
+static inline bool lstack_cpu_mask_empty(const struct lstack_cpu_mask *m)
+{
+    for (int i = 0; i < LSTACK_CONF_CPU_WORDS; i++)
+        if (m->bits[i] != 0)
+            return false;
+    return true;
+}
 
 enum lstack_stack_mode {
     LSTACK_MODE_RUN_TO_COMPLETION = 0, /* app thread polls the stack */
@@ -75,6 +95,11 @@ struct lstack_conf {
     bool listen_shadow;
     bool udp_enable;
     bool low_power_mode;
+
+    /* Affinity of application threads (runtime/app_affinity.c). */
+    bool app_bind_numa;                      /* run-to-wakeup: waiting threads on their stack's node */
+    struct lstack_cpu_mask app_exclude_cpus; /* ...less these CPUs */
+    bool main_thread_affinity;               /* the main thread on the stack CPUs */
 
     int log_level; /* syslog LOG_ERR .. LOG_DEBUG */
     char unix_prefix[LSTACK_CONF_STR_MAX];

@@ -126,12 +126,16 @@ static enum conf_verdict check_kind(const struct lstack_conf_key *k, const struc
                                  &v->ncpus, why, whylen) != 0)
             return CONF_BAD;
         if (v->ncpus > LSTACK_CONF_STACKS_SUPPORTED) {
-            snprintf(why, whylen, "lists %d CPUs: several stacks are not supported yet",
-                     v->ncpus);
-            snprintf(allowed, allowedlen, "%d CPU id %lld..%lld, e.g. \"2\"",
+            snprintf(why, whylen, "lists %d CPUs: more than %d stacks are not supported yet",
+                     v->ncpus, LSTACK_CONF_STACKS_SUPPORTED);
+            snprintf(allowed, allowedlen, "1 to %d CPU ids %lld..%lld, e.g. \"2\" or \"2,3\"",
                      LSTACK_CONF_STACKS_SUPPORTED, k->min, k->max);
             return CONF_LATER;
         }
+        return CONF_OK;
+    case LSTACK_KIND_CPUSET:
+        if (lstack_parse_cpumask(raw->s, (int)k->min, (int)k->max, &v->mask, why, whylen) != 0)
+            return CONF_BAD;
         return CONF_OK;
     case LSTACK_KIND_STRLIST:
         break;
@@ -210,6 +214,9 @@ void conf_store(const struct lstack_conf_key *k, const struct conf_value *v,
         memcpy(c->cpus, v->cpus, sizeof(c->cpus));
         c->num_cpus = v->ncpus;
         break;
+    case LSTACK_KIND_CPUSET:
+        memcpy(at, &v->mask, sizeof(v->mask));
+        break;
     case LSTACK_KIND_STRLIST:
         break; /* stored by the parser, element by element */
     }
@@ -259,8 +266,10 @@ static void check_row(const struct lstack_conf_key *k, struct conf_report *r)
         conf_report_add(r, "conf_keys.def: key '%s': max length does not fit", k->name);
     if (k->kind == LSTACK_KIND_STRLIST && (k->min < 1 || k->max > LSTACK_CONF_MAX_DPDK_ARGS))
         conf_report_add(r, "conf_keys.def: key '%s': count does not fit dpdk_argv", k->name);
-    if (k->kind == LSTACK_KIND_CPULIST && k->min < 0)
+    if ((k->kind == LSTACK_KIND_CPULIST || k->kind == LSTACK_KIND_CPUSET) && k->min < 0)
         conf_report_add(r, "conf_keys.def: key '%s': negative CPU id", k->name);
+    if (k->kind == LSTACK_KIND_CPUSET && k->max >= LSTACK_CONF_CPU_WORDS * 64)
+        conf_report_add(r, "conf_keys.def: key '%s': CPU ids do not fit a CPU mask", k->name);
 }
 
 int lstack_conf_check_table(char *err, size_t errlen)

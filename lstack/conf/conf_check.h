@@ -29,6 +29,7 @@ struct conf_value {
     uint8_t mac[6];  /* MAC */
     int ncpus;       /* CPULIST */
     int cpus[LSTACK_CONF_MAX_CPUS];
+    struct lstack_cpu_mask mask; /* CPUSET */
 };
 
 enum conf_verdict {

@@ -7,6 +7,7 @@
 
 #include "conf/conf_keys.h"
 #include "conf/conf_report.h"
+#include "conf/conf_values.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -93,6 +94,15 @@ static void add_value(struct conf_text *t, const struct lstack_conf_key *k,
                  c->devices[2], c->devices[3], c->devices[4], c->devices[5]);
         add_quoted(t, s);
         break;
+    case LSTACK_KIND_CPUSET: {
+        struct lstack_cpu_mask m;
+        char list[LSTACK_CONF_CPU_WORDS * 64 * 5];
+
+        memcpy(&m, at, sizeof(m));
+        lstack_cpu_mask_format(&m, list, sizeof(list));
+        add_quoted(t, list);
+        break;
+    }
     case LSTACK_KIND_CPULIST:
         conf_text_add(t, "\"");
         for (int n = 0; n < c->num_cpus && n < LSTACK_CONF_MAX_CPUS; n++)

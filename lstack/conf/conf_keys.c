@@ -120,6 +120,7 @@ const char *lstack_conf_kind_name(enum lstack_conf_kind kind)
     case LSTACK_KIND_MAC:
         return "MAC string";
     case LSTACK_KIND_CPULIST:
+    case LSTACK_KIND_CPUSET:
         return "CPU list string";
     case LSTACK_KIND_STRLIST:
         return "list of strings";
@@ -289,6 +290,10 @@ int lstack_conf_key_allowed(const struct lstack_conf_key *k, char *buf, size_t l
         break;
     case LSTACK_KIND_CPULIST:
         conf_text_add(&o, "CPU ids %lld..%lld, each once, as \"2\", \"2,4\" or \"1-3\"",
+                      k->min, k->max);
+        break;
+    case LSTACK_KIND_CPUSET:
+        conf_text_add(&o, "\"\" (none) or CPU ids %lld..%lld, each once, as \"7\", \"7,9\" or \"6-8\"",
                       k->min, k->max);
         break;
     case LSTACK_KIND_STRLIST:

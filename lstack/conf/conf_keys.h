@@ -23,6 +23,7 @@ enum lstack_conf_kind {
     LSTACK_KIND_MASK,    /* string a.b.c.d, a contiguous netmask */
     LSTACK_KIND_MAC,     /* string aa:bb:cc:dd:ee:ff, unicast, not zero */
     LSTACK_KIND_CPULIST, /* string "2,4" / "1-3": CPU ids in [min, max] */
+    LSTACK_KIND_CPUSET,  /* string "" (none) or a CPU list: a struct lstack_cpu_mask */
     LSTACK_KIND_STRLIST, /* list/array of [min, max] non-empty strings */
 };
 
@@ -38,8 +39,9 @@ enum lstack_conf_kind {
 /* Longest element of a list-of-strings key (dpdk_args). */
 #define LSTACK_CONF_ARG_MAX 4095
 
-/* How many stacks (CPUs in num_cpus) are built so far. */
-#define LSTACK_CONF_STACKS_SUPPORTED 1
+/* The most stacks (CPUs in num_cpus) a process runs: run-to-wakeup runs
+ * one per CPU listed (issue 12), run-to-completion one. */
+#define LSTACK_CONF_STACKS_SUPPORTED 8
 
 /* One row of conf_keys.def. All strings are literals; never NULL except
  * where said. */
@@ -50,7 +52,8 @@ struct lstack_conf_key {
     const char *def;       /* default, as raw text ("1500", "kernel");
                               NULL if the key has none (mandatory/devices) */
     long long min, max;    /* INT: value; STRING: max length; CPULIST: CPU
-                              id; STRLIST: element count. Else unused. */
+                              id (CPUSET too); STRLIST: element count.
+                              Else unused. */
     const char *values;    /* ENUM: "name=num|name=num"; a name written
                               "~name=num" is known but not supported yet.
                               NULL for other kinds. */

@@ -5,6 +5,8 @@
  */
 #include "conf/conf_values.h"
 
+#include "conf/conf.h"
+
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
@@ -171,6 +173,54 @@ int lstack_parse_cpulist(const char *s, int min, int max, int *cpus, int maxn, i
         }
         p++;
     }
+}
+
+int lstack_parse_cpumask(const char *s, int min, int max, struct lstack_cpu_mask *out, char *why,
+                         size_t whylen)
+{
+    int ids[LSTACK_CONF_CPU_WORDS * 64];
+    int n = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (*s == '\0')
+        return 0;
+    if (max >= LSTACK_CONF_CPU_WORDS * 64)
+        max = LSTACK_CONF_CPU_WORDS * 64 - 1;
+    if (lstack_parse_cpulist(s, min, max, ids, LSTACK_CONF_CPU_WORDS * 64, &n, why, whylen) != 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        out->bits[ids[i] / 64] |= (uint64_t)1 << (ids[i] % 64);
+    return 0;
+}
+
+int lstack_cpu_mask_format(const struct lstack_cpu_mask *m, char *buf, size_t len)
+{
+    size_t need = 0;
+    int cpu = 0;
+
+    if (len > 0)
+        buf[0] = '\0';
+    while (cpu < LSTACK_CONF_CPU_WORDS * 64) {
+        int last;
+        int w;
+
+        if (!lstack_cpu_mask_has(m, cpu)) {
+            cpu++;
+            continue;
+        }
+        last = cpu;
+        while (last + 1 < LSTACK_CONF_CPU_WORDS * 64 && lstack_cpu_mask_has(m, last + 1))
+            last++;
+        if (last == cpu)
+            w = snprintf(need < len ? buf + need : NULL, need < len ? len - need : 0, "%s%d",
+                         need > 0 ? "," : "", cpu);
+        else
+            w = snprintf(need < len ? buf + need : NULL, need < len ? len - need : 0, "%s%d-%d",
+                         need > 0 ? "," : "", cpu, last);
+        need += (size_t)w;
+        cpu = last + 1;
+    }
+    return (int)need;
 }
 
 bool lstack_is_pow2(long long v)

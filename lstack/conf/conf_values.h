@@ -39,6 +39,17 @@ const char *lstack_mac_unusable(const uint8_t mac[6]);
 int lstack_parse_cpulist(const char *s, int min, int max, int *cpus, int maxn, int *n, char *why,
                          size_t whylen);
 
+/* A CPU set: "" (no CPU) or a CPU list as for lstack_parse_cpulist (each
+ * id in [min, max], listed once; max < LSTACK_CONF_CPU_WORDS * 64) into
+ * *out. Returns 0; or -1 with a phrase saying what is wrong in why. */
+struct lstack_cpu_mask;
+int lstack_parse_cpumask(const char *s, int min, int max, struct lstack_cpu_mask *out, char *why,
+                         size_t whylen);
+
+/* *m as a CPU list, ranges folded ("0-3,7"; "" when empty), into buf.
+ * Returns the length needed, like snprintf. */
+int lstack_cpu_mask_format(const struct lstack_cpu_mask *m, char *buf, size_t len);
+
 /* True if v is a power of two (v > 0). */
 bool lstack_is_pow2(long long v);
 

@@ -211,6 +211,7 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     }
     ctl_rec_u64(b, "drop_lwip", st->lwip_input_err);
     ctl_rec_u64(b, "drop_syn", st->syn_dropped);
+    ctl_rec_u64(b, "drop_syn_shed", st->syn_shed);
     ctl_rec_u64(b, "drop_rx_multiseg", st->nic.drop_rx_multiseg);
     ctl_rec_u64(b, "drop_tx_nombuf", st->nic.drop_tx_nombuf);
     ctl_rec_u64(b, "drop_tx_full", st->nic.drop_tx_full);
@@ -236,6 +237,10 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "frag_evicted", st->frag_evicted);
     ctl_rec_u64(b, "frag_mbufs_held", st->frag_mbufs_held);
     ctl_rec_u64(b, "frag_mbufs_max", st->frag_mbufs_max);
+    ctl_rec_u64(b, "handover_in", st->handover_in);
+    ctl_rec_u64(b, "handover_out", st->handover_out);
+    ctl_rec_u64(b, "handover_waited", st->handover_waited);
+    ctl_rec_u64(b, "arp_shared", st->arp_shared);
     ctl_rec_u64(b, "polls", st->polls);
     ctl_rec_u64(b, "busy_polls", st->busy_polls);
     ctl_rec_u64(b, "rounds_busy", st->rounds.busy);
@@ -284,6 +289,7 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     total->conn_accepted += x->conn_accepted;
     total->conn_refused += x->conn_refused;
     total->syn_dropped += x->syn_dropped;
+    total->syn_shed += x->syn_shed;
     total->syncookies_sent += x->syncookies_sent;
     total->syncookies_recv += x->syncookies_recv;
     total->syncookies_failed += x->syncookies_failed;
@@ -297,6 +303,10 @@ static void add_sample(struct stack_stats *total, const struct stack_stats *x)
     total->frag_evicted += x->frag_evicted;
     total->frag_mbufs_held += x->frag_mbufs_held;
     total->frag_mbufs_max += x->frag_mbufs_max;
+    total->handover_in += x->handover_in;
+    total->handover_out += x->handover_out;
+    total->handover_waited += x->handover_waited;
+    total->arp_shared += x->arp_shared;
 }
 
 /* fds_stack / fds_hugepage: the fds the stack holds now (ctl_stack_fds.c); left

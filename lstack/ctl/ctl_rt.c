@@ -18,7 +18,7 @@ static struct ctl_fd_census rt_census;
 
 static struct stack *rt_stack_at(int index)
 {
-    return index == 0 && rt_state() == RT_READY ? rt_stack() : NULL;
+    return rt_state() == RT_READY ? rt_stack_nth(index) : NULL;
 }
 
 static const struct ctl_host rt_host = {

@@ -13,6 +13,14 @@
  * waiter, once per item per wait, like Linux's ep_poll_callback /
  * ep_send_events split.
  *
+ * EPOLL_CTL_DEL parks the item instead of freeing it: it stays on its
+ * socket's watcher list and its lepoll's interest list, disabled, off the
+ * ready list, invisible to every other op; the next ADD of the same fd to
+ * the same lepoll takes it back. Clients that re-arm by DEL + ADD (Redis's
+ * ae: redis-benchmark deletes and adds its socket's event twice per
+ * request) then pay no allocation and no list work for it (issue 11). A
+ * parked item is freed with its socket (ev_forget_sock) or its lepoll.
+ *
  * Rejected:
  *  - a private eventfd or kernel epoll per socket to make stack readiness
  *    visible to the kernel (a syscall per readiness change on the hot path);
@@ -57,12 +65,33 @@ static struct epitem *item_of_watcher(struct lsock_watcher *w)
 
 /* The item's watcher, called by the sock layer under rt_lock (inside
  * rt_poll or an lsock call): queue the item, if armed, for a check by the
- * waiter. */
+ * waiter; or, when the socket now has none of the events it reports (its
+ * events were computed just before, lsock_events_told), take it off the
+ * ready list, as the waiter's check would: a level-triggered item that
+ * reported EPOLLIN stays queued after its report, and the read that
+ * drains it would otherwise cost the next wait a check for nothing. */
 static void item_changed(struct lsock_watcher *w)
 {
     struct epitem *it = item_of_watcher(w);
-    if (!it->disabled)
+    if (it->disabled)
+        return;
+    if (lsock_events_told(it->sock) & it->told_mask)
         ev_ready_add(it);
+    else
+        ev_ready_del(it);
+}
+
+/* The item's interest (epoll_ctl's events), and the socket events that
+ * make it report (told_mask: lsock_events bits, before ev_sock_bits adds
+ * EPOLLRDNORM / EPOLLWRNORM). */
+static void set_interest(struct epitem *it, uint32_t events)
+{
+    it->events = events;
+    it->told_mask = events | EPOLLERR | EPOLLHUP;
+    if (events & EPOLLRDNORM)
+        it->told_mask |= EPOLLIN;
+    if (events & EPOLLWRNORM)
+        it->told_mask |= EPOLLOUT;
 }
 
 static void watcher_link(struct epitem *it)
@@ -82,7 +111,7 @@ static void item_free(struct epitem *it)
     free(it);
 }
 
-/* The item of lep watching s as fd, or NULL. */
+/* The item of lep watching s as fd (parked or not), or NULL. */
 static struct epitem *item_find(struct lepoll *lep, struct lsock *s, int fd)
 {
     for (struct lsock_watcher *w = *lsock_watchers(s); w != NULL; w = w->next) {
@@ -91,6 +120,15 @@ static struct epitem *item_find(struct lepoll *lep, struct lsock *s, int fd)
             return it;
     }
     return NULL;
+}
+
+/* Set it's interest from ev and queue it for its initial check. */
+static void item_arm(struct epitem *it, const struct epoll_event *ev)
+{
+    set_interest(it, ev->events);
+    it->data = ev->data;
+    it->disabled = false;
+    ev_ready_add(it); /* reported by the next wait if ready */
 }
 
 /* ---- sockets that go away ---- */
@@ -140,31 +178,35 @@ void ev_lepoll_put(struct lepoll *lep)
 static int ctl_add(struct lepoll *lep, int epfd, int fd, struct lsock *s, bool kernel_half,
                    struct epoll_event *ev)
 {
-    if (item_find(lep, s, fd) != NULL) {
+    struct epitem *it = item_find(lep, s, fd);
+    if (it != NULL && !it->parked) {
         errno = EEXIST;
         return -1;
     }
-    struct epitem *it = calloc(1, sizeof(*it));
-    if (it == NULL) {
-        errno = ENOMEM;
+    if (kernel_half && libc.epoll_ctl(epfd, EPOLL_CTL_ADD, fd, ev) != 0)
         return -1;
+    if (it != NULL) { /* deleted before: take it back */
+        it->parked = false;
+        it->kernel_half = kernel_half;
+    } else {
+        it = calloc(1, sizeof(*it));
+        if (it == NULL) {
+            if (kernel_half)
+                libc.epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+            errno = ENOMEM;
+            return -1;
+        }
+        it->ep = lep;
+        it->sock = s;
+        it->fd = fd;
+        it->kernel_half = kernel_half;
+        watcher_link(it);
+        ev_list_append(&lep->interest, &it->in_interest);
+        ev_list_init(&it->in_ready);
     }
-    if (kernel_half && libc.epoll_ctl(epfd, EPOLL_CTL_ADD, fd, ev) != 0) {
-        free(it);
-        return -1;
-    }
-    it->ep = lep;
-    it->sock = s;
-    it->fd = fd;
-    it->events = ev->events;
-    it->data = ev->data;
-    it->kernel_half = kernel_half;
     if (kernel_half)
         lep->nkernel_half++;
-    watcher_link(it);
-    ev_list_append(&lep->interest, &it->in_interest);
-    ev_list_init(&it->in_ready);
-    ev_ready_add(it); /* initial check: reported by the next wait if ready */
+    item_arm(it, ev);
     return 0;
 }
 
@@ -172,18 +214,22 @@ static int ctl_mod(struct epitem *it, int epfd, int fd, struct epoll_event *ev)
 {
     if (it->kernel_half && libc.epoll_ctl(epfd, EPOLL_CTL_MOD, fd, ev) != 0)
         return -1;
-    it->events = ev->events;
-    it->data = ev->data;
-    it->disabled = false;
-    ev_ready_add(it);
+    item_arm(it, ev);
     return 0;
 }
 
+/* Park it (see the top of this file): disabled, off the ready list, out
+ * of the kernel set. */
 static int ctl_del(struct epitem *it, int epfd, int fd)
 {
-    if (it->kernel_half)
+    if (it->kernel_half) {
         libc.epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); /* may be gone already */
-    item_free(it);
+        it->ep->nkernel_half--;
+        it->kernel_half = false;
+    }
+    ev_ready_del(it);
+    it->disabled = true;
+    it->parked = true;
     return 0;
 }
 
@@ -210,7 +256,7 @@ int ev_epoll_ctl(struct lepoll *lep, int epfd, int op, int fd, struct lsock *s, 
     if (op == EPOLL_CTL_ADD)
         return ctl_add(lep, epfd, fd, s, kernel_half, ev);
     struct epitem *it = item_find(lep, s, fd);
-    if (it == NULL) {
+    if (it == NULL || it->parked) {
         errno = ENOENT;
         return -1;
     }

@@ -43,8 +43,10 @@ struct ep_wait {
     bool merge;          /* the set holds kernel halves: merge duplicates */
 };
 
-/* Under rt_lock: report up to limit ready items into evs. */
-static int ep_collect(struct lepoll *lep, struct epoll_event *evs, int limit)
+/* Under rt_lock: report up to limit ready items into evs. Out of line:
+ * ep_stack calls it only when the ready list has items (an idle round's
+ * empty look stays a few instructions). */
+static __attribute__((noinline)) int ep_collect(struct lepoll *lep, struct epoll_event *evs, int limit)
 {
     int n = 0;
     unsigned todo = lep->nready;
@@ -74,7 +76,7 @@ static int ep_stack(void *ctx)
         __atomic_store_n(&w->lep->kernel_due.at, 0, __ATOMIC_RELAXED); /* and now */
     }
     w->merge = w->lep->nkernel_half > 0;
-    return ep_collect(w->lep, w->evs, limit);
+    return w->lep->nready == 0 ? 0 : ep_collect(w->lep, w->evs, limit);
 }
 
 /* Fold kernel events evs[n..n+k) whose data equals a stack event's into it

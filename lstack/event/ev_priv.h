@@ -60,9 +60,11 @@ struct epitem {
     struct lsock *sock;
     int fd;                  /* the fd it was added as (the key, with ep) */
     uint32_t events;         /* interest, incl. EPOLLET / EPOLLONESHOT */
+    uint32_t told_mask;      /* the lsock_events bits it reports (epoll.c set_interest) */
     epoll_data_t data;
     bool ready;              /* on ep's ready list */
     bool disabled;           /* EPOLLONESHOT fired; re-armed by EPOLL_CTL_MOD */
+    bool parked;             /* deleted (EPOLL_CTL_DEL), kept for the next ADD (epoll.c) */
     bool kernel_half;        /* fd was mirrored into the kernel epoll set at ADD */
     struct lsock_watcher w;  /* on the socket's watcher list (sock/lsock.h) */
     struct ev_link in_interest;

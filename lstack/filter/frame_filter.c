@@ -86,9 +86,9 @@ static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint
         uint16_t frag = rd16(ip + 6);
         if (hw & FRAME_HW_L4_BAD)
             return FRAME_BAD_CSUM;
-        /* A fragment's checksum covers the whole datagram: lwIP's check
-         * after reassembly is off, so only whole datagrams are checked
-         * (and fragments, which a port cannot vouch for, pass). */
+        /* A fragment's checksum covers the whole datagram: fragments
+         * pass, and lwIP checks the datagram after reassembly (the stack
+         * turns lwIP's check on for them, frame_ipv4_fragment). */
         if (!(hw & FRAME_HW_L4_GOOD) && (frag & 0x3fff) == 0) {
             if (tot < hlen + 20)
                 return FRAME_MALFORMED;

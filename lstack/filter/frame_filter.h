@@ -13,9 +13,11 @@
  * caller under the returned reason.
  *
  * Checksums: the IPv4 header checksum is checked here (lwIP's own check is
- * off), unless the port already said it is good or bad. Where the port
- * checks TCP checksums (check_tcp set, lwIP's own TCP check off), a TCP
- * segment the port could not vouch for is checked here.
+ * off), unless the port already said it is good or bad. With check_tcp set
+ * (the stack always sets it: lwIP's own TCP check is off), a TCP segment
+ * the port could not vouch for is checked here; a fragment cannot be (its
+ * checksum covers the whole datagram): frame_ipv4_fragment tells the
+ * caller, which leaves that one to lwIP after reassembly.
  *
  * Pure: no DPDK, no lwIP, no state. Any thread.
  * Rejected: letting lwIP drop what is not ours (its drops are not counted:
@@ -65,6 +67,14 @@ enum frame_verdict frame_classify_hw(const struct frame_filter *f, const uint8_t
 static inline enum frame_verdict frame_classify(const struct frame_filter *f, const uint8_t *data, size_t len)
 {
     return frame_classify_hw(f, data, len, 0);
+}
+
+/* 1 if data[0..len), a frame frame_classify_hw passed, carries an IPv4
+ * fragment (more fragments follow, or an offset): its TCP checksum, if it
+ * is TCP, was not checked here. */
+static inline int frame_ipv4_fragment(const uint8_t *data, size_t len)
+{
+    return len >= 14 + 20 && data[12] == 0x08 && data[13] == 0x00 && ((data[14 + 6] & 0x3f) | data[14 + 7]) != 0;
 }
 
 /* Short name of a verdict ("pass", "not_ours", ...). */

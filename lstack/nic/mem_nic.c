@@ -153,15 +153,7 @@ static void hw_fill(struct mem_port *m, uint8_t *f, uint16_t len)
         return;
     if (ip[10] != 0 || ip[11] != 0 || (whole_tcp(ip, ihl, tot) && (ip[ihl + 16] != 0 || ip[ihl + 17] != 0)))
         m->ck.prefilled++;
-    uint16_t c = inet_ip_csum(ip, ihl);
-    ip[10] = (uint8_t)(c >> 8);
-    ip[11] = (uint8_t)c;
-    if (whole_tcp(ip, ihl, tot)) {
-        ip[ihl + 16] = ip[ihl + 17] = 0;
-        c = inet_tcp_csum(ip, ihl, tot);
-        ip[ihl + 16] = (uint8_t)(c >> 8);
-        ip[ihl + 17] = (uint8_t)c;
-    }
+    inet_frame_csum_fill(f, len);
     m->ck.filled++;
 }
 

@@ -74,6 +74,19 @@ static void sock_file_free(struct sock_file *sf)
     free(sf);
 }
 
+/* The ops the fd of stack socket ls gets: with rings on its stack
+ * (run-to-wakeup), reads and writes go through them. (Its own stack, not
+ * rt_stack(): that one picks the next new socket's stack, round-robin.) */
+static const struct fd_ops *sock_ops_new(const struct lsock *ls)
+{
+    return lsock_rings_enabled(lsock_stack(ls)) ? &sock_ring_fd_ops : &sock_fd_ops;
+}
+
+static bool is_sock_ops(const struct fd_ops *ops)
+{
+    return ops == &sock_fd_ops || ops == &sock_ring_fd_ops;
+}
+
 int sockfd_adopt(int fd, int type_flags)
 {
     struct lsock *ls = NULL;
@@ -85,7 +98,7 @@ int sockfd_adopt(int fd, int type_flags)
     if (rc < 0)
         return fail_neg(rc);
     struct sock_file *sf = sock_file_new(ls, (type_flags & SOCK_NONBLOCK) != 0, false);
-    if (sf == NULL || fdt_set(fd, &sock_fd_ops, sf) != 0) {
+    if (sf == NULL || fdt_set(fd, sock_ops_new(ls), sf) != 0) {
         int saved = sf == NULL ? ENOMEM : errno;
         rt_lock();
         lsock_close(ls);
@@ -100,7 +113,7 @@ int sockfd_adopt(int fd, int type_flags)
 struct lsock *sockfd_lsock(int fd, bool *kernel_half)
 {
     struct fd_entry *e = fdt_get(fd);
-    if (e == NULL || e->ops != &sock_fd_ops)
+    if (e == NULL || !is_sock_ops(e->ops))
         return NULL;
     struct sock_file *sf = sock_file(e);
     if (kernel_half != NULL)
@@ -227,6 +240,8 @@ static int sock_listen(struct fd_entry *e, int fd, int backlog)
     }
     rt_lock();
     int rc = lsock_listen(sf->ls, backlog);
+    if (rc == 0)
+        rc = rt_listen_everywhere(sf->ls); /* issue 12: every stack takes SYNs */
     rt_unlock();
     return rc < 0 ? fail_neg(rc) : 0;
 }
@@ -236,7 +251,7 @@ static int adopt_accepted(struct lsock *nls, struct sockaddr *addr, socklen_t *l
 {
     int nfd = libc.socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
     struct sock_file *nsf = nfd >= 0 ? sock_file_new(nls, (flags & SOCK_NONBLOCK) != 0, true) : NULL;
-    if (nsf == NULL || fdt_set(nfd, &sock_fd_ops, nsf) != 0) {
+    if (nsf == NULL || fdt_set(nfd, sock_ops_new(nls), nsf) != 0) {
         int saved = errno;
         if (nfd >= 0)
             libc.close(nfd);
@@ -358,7 +373,7 @@ void sockfd_close_all(void)
 {
     for (int fd = fdt_next(0); fd >= 0; fd = fdt_next(fd + 1)) {
         struct fd_entry *e = fdt_get(fd);
-        if (e != NULL && e->ops == &sock_fd_ops)
+        if (e != NULL && is_sock_ops(e->ops))
             sock_close(e, fd);
     }
 }
@@ -367,27 +382,28 @@ int sock_dup(struct fd_entry *e, int fd, int newfd)
 {
     (void)fd;
     struct sock_file *sf = sock_file(e);
-    if (fdt_set(newfd, &sock_fd_ops, sf) != 0)
+    if (fdt_set(newfd, e->ops, sf) != 0)
         return -1;
     sf->refs++;
     return 0;
 }
 
+/* The ops of a stack socket but for the read and write families. */
+#define SOCK_FD_OPS_COMMON                                                                             \
+    .kind = "stack socket", .bind = sock_bind, .listen = sock_listen, .accept4 = sock_accept4,       \
+    .connect = sock_connect, .shutdown = sock_shutdown, .getsockopt = sock_getsockopt,               \
+    .setsockopt = sock_setsockopt, .getsockname = sock_getsockname, .getpeername = sock_getpeername, \
+    .fcntl = sock_fcntl, .ioctl = sock_ioctl, .close = sock_close, .dup = sock_dup
+
 const struct fd_ops sock_fd_ops = {
-    .kind = "stack socket",
+    SOCK_FD_OPS_COMMON,
     .recvmsg = sock_recvmsg,
     .sendmsg = sock_sendmsg,
-    .bind = sock_bind,
-    .listen = sock_listen,
-    .accept4 = sock_accept4,
-    .connect = sock_connect,
-    .shutdown = sock_shutdown,
-    .getsockopt = sock_getsockopt,
-    .setsockopt = sock_setsockopt,
-    .getsockname = sock_getsockname,
-    .getpeername = sock_getpeername,
-    .fcntl = sock_fcntl,
-    .ioctl = sock_ioctl,
-    .close = sock_close,
-    .dup = sock_dup,
+};
+
+/* run-to-wakeup: reads and writes through the socket's rings. */
+const struct fd_ops sock_ring_fd_ops = {
+    SOCK_FD_OPS_COMMON,
+    .recvmsg = sock_ring_recvmsg,
+    .sendmsg = sock_ring_sendmsg,
 };

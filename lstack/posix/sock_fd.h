@@ -19,6 +19,7 @@
 struct lsock;
 
 extern const struct fd_ops sock_fd_ops;
+extern const struct fd_ops sock_ring_fd_ops; /* run-to-wakeup: reads and writes through rings */
 
 /* Called by the socket() wrapper: make fd (a fresh kernel AF_INET stream
  * socket) a stack socket if the runtime is ready. Returns 0 (fd owned or

@@ -50,6 +50,9 @@ long sock_timeout(const struct sock_file *sf, bool send);
 /* sock_io.c, sock_ctl.c: the ops they implement. */
 ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags);
 ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int flags);
+/* run-to-wakeup's: through the socket's rings (sock_io.c). */
+ssize_t sock_ring_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags);
+ssize_t sock_ring_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int flags);
 int sock_getsockopt(struct fd_entry *e, int fd, int level, int name, void *val, socklen_t *len);
 int sock_setsockopt(struct fd_entry *e, int fd, int level, int name, const void *val, socklen_t len);
 int sock_getsockname(struct fd_entry *e, int fd, struct sockaddr *addr, socklen_t *len);

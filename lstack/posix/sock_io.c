@@ -19,6 +19,16 @@
  * Frames that a write queues leave at the next poll round: in
  * run-to-completion that is the application's next epoll_wait, so the
  * replies Redis writes in one event-loop turn leave in one burst.
+ *
+ * Two ways to move the bytes, one per stack_thread_mode, each a constant
+ * table (struct sock_data) that the loops below are inlined with, so that
+ * its calls are direct: run-to-completion's takes the stack lock around
+ * lsock_recv / lsock_send; run-to-wakeup's goes through the socket's
+ * rings without the lock (lsock_ring_recv / lsock_ring_send,
+ * sock/tcp_ring.c) and takes it only when the rings cannot answer (nothing
+ * to read, no room, an error or EOF to report). The fd's ops table
+ * (sock_fd_ops or sock_ring_fd_ops, chosen when the socket is made) picks
+ * the entry points: no mode is tested per call.
  */
 #include <signal.h>
 #include <string.h>
@@ -30,6 +40,56 @@
 #include "posix/sock_fd_priv.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"
+
+/* How one step of a read or write moves bytes (see the top). recv: with
+ * stop, a queue with nothing readable answers -EAGAIN before a pending error
+ * is taken (Linux keeps it for the next call). */
+struct sock_data {
+    ssize_t (*recv)(struct lsock *s, const struct iovec *v, int cnt, int flags, bool stop);
+    ssize_t (*send)(struct lsock *s, const struct iovec *v, int cnt, int flags);
+};
+
+static inline ssize_t locked_recv(struct lsock *s, const struct iovec *v, int cnt, int flags, bool stop)
+{
+    rt_lock();
+    ssize_t n = stop && lsock_nread(s) == 0 ? -EAGAIN : lsock_recv(s, v, cnt, flags);
+    rt_unlock();
+    return n;
+}
+
+static inline ssize_t locked_send(struct lsock *s, const struct iovec *v, int cnt, int flags)
+{
+    rt_lock();
+    ssize_t n = lsock_send(s, v, cnt, flags);
+    rt_unlock();
+    return n;
+}
+
+static const struct sock_data sock_data_locked = {.recv = locked_recv, .send = locked_send};
+
+static inline ssize_t ring_recv(struct lsock *s, const struct iovec *v, int cnt, int flags, bool stop)
+{
+    ssize_t n = lsock_ring_recv(s, v, cnt, flags);
+    if (n != -EAGAIN)
+        return n;
+    rt_lock();
+    n = stop && lsock_nread(s) == 0 ? -EAGAIN : lsock_ring_recv_locked(s, v, cnt, flags);
+    rt_unlock();
+    return n;
+}
+
+static inline ssize_t ring_send(struct lsock *s, const struct iovec *v, int cnt, int flags)
+{
+    ssize_t n = lsock_ring_send(s, v, cnt);
+    if (n != -EAGAIN)
+        return n;
+    rt_lock();
+    n = lsock_ring_send_locked(s, v, cnt, flags);
+    rt_unlock();
+    return n;
+}
+
+static const struct sock_data sock_data_rings = {.recv = ring_recv, .send = ring_send};
 
 /* The one-entry call (read, write, send, recv: most calls) that the fast
  * paths below take: a header and an entry io_start would accept, in a
@@ -66,7 +126,9 @@ static int io_start(const struct sock_file *sf, const struct msghdr *msg, int fl
     return 0;
 }
 
-ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
+static inline __attribute__((always_inline)) ssize_t recvmsg_with(const struct sock_data *io,
+                                                                   struct fd_entry *e, int fd,
+                                                                   struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
     app_cnt.reads++; /* issue 4: stackctl show stats */
@@ -75,9 +137,7 @@ ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
      * yet" (nothing consumed, nothing taken) goes on to the loop. */
     const struct iovec *v1 = flags == 0 ? one_entry(msg) : NULL;
     if (v1 != NULL) {
-        rt_lock();
-        ssize_t n = lsock_recv(sf->ls, v1, 1, 0);
-        rt_unlock();
+        ssize_t n = io->recv(sf->ls, v1, 1, 0, false);
         if (n >= 0) {
             msg->msg_namelen = 0;
             msg->msg_controllen = 0;
@@ -98,14 +158,10 @@ ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
         int cnt;
         size_t asked;
         const struct iovec *v = iov_cur_next(&cur, &one, &cnt, &asked);
-        rt_lock();
         /* Past some bytes, a call that would not wait for more stops when
          * the queue is empty, before lsock_recv could take a pending error
          * that belongs to the next call (Linux keeps it for that call). */
-        ssize_t n = got > 0 && !waitall && lsock_nread(sf->ls) == 0
-                        ? -EAGAIN
-                        : lsock_recv(sf->ls, v, cnt, flags & ~MSG_WAITALL);
-        rt_unlock();
+        ssize_t n = io->recv(sf->ls, v, cnt, flags & ~MSG_WAITALL, got > 0 && !waitall);
         if (n > 0) {
             got += (size_t)n;
             iov_cur_advance(&cur, (size_t)n);
@@ -139,7 +195,19 @@ ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
     return (ssize_t)got;
 }
 
-ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int flags)
+ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
+{
+    return recvmsg_with(&sock_data_locked, e, fd, msg, flags);
+}
+
+ssize_t sock_ring_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
+{
+    return recvmsg_with(&sock_data_rings, e, fd, msg, flags);
+}
+
+static inline __attribute__((always_inline)) ssize_t sendmsg_with(const struct sock_data *io,
+                                                                   struct fd_entry *e, int fd,
+                                                                   const struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
     app_cnt.writes++; /* issue 4: stackctl show stats */
@@ -149,9 +217,7 @@ ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int f
     const struct iovec *v1 = one_entry(msg);
     size_t first = 0;
     if (v1 != NULL) {
-        rt_lock();
-        ssize_t n = lsock_send(sf->ls, v1, 1, flags);
-        rt_unlock();
+        ssize_t n = io->send(sf->ls, v1, 1, flags);
         if ((size_t)n == v1->iov_len)
             return n;
         if (n < 0 && n != -EAGAIN) {
@@ -175,9 +241,7 @@ ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int f
         int cnt;
         size_t asked;
         const struct iovec *v = iov_cur_next(&cur, &one, &cnt, &asked);
-        rt_lock();
-        ssize_t n = lsock_send(sf->ls, v, cnt, flags);
-        rt_unlock();
+        ssize_t n = io->send(sf->ls, v, cnt, flags);
         if (n == 0 && asked > 0)
             n = -EAGAIN; /* nothing queued: wait like for a full buffer */
         if (n >= 0) {
@@ -209,4 +273,14 @@ ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int f
         }
     }
     return (ssize_t)sent;
+}
+
+ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int flags)
+{
+    return sendmsg_with(&sock_data_locked, e, fd, msg, flags);
+}
+
+ssize_t sock_ring_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int flags)
+{
+    return sendmsg_with(&sock_data_rings, e, fd, msg, flags);
 }

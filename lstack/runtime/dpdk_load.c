@@ -51,8 +51,15 @@ int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
     void *ex = dlsym(h, "nic_eal_exit");
     void *open = dlsym(h, "nic_dpdk_open");
     void *lopen = dlsym(h, "nic_ltran_open");
-    if (init == NULL || cleanup == NULL || ex == NULL || open == NULL || lopen == NULL) {
-        snprintf(err, errlen, "%s lacks nic_eal_init/nic_eal_cleanup/nic_eal_exit/nic_dpdk_open/nic_ltran_open", path);
+    void *appc = dlsym(h, "nic_app_cpus");
+    void *qopen = dlsym(h, "nic_dpdk_open_queues");
+    void *ho = dlsym(h, "nic_handover_api");
+    if (init == NULL || cleanup == NULL || ex == NULL || open == NULL || lopen == NULL || appc == NULL ||
+        qopen == NULL || ho == NULL) {
+        snprintf(err, errlen,
+                 "%s lacks nic_eal_init/nic_eal_cleanup/nic_eal_exit/nic_dpdk_open/nic_ltran_open/"
+                 "nic_app_cpus/nic_dpdk_open_queues/nic_handover_api",
+                 path);
         dlclose(h);
         return -1;
     }
@@ -62,5 +69,8 @@ int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
     memcpy(&d->eal_exit, &ex, sizeof(ex));
     memcpy(&d->open, &open, sizeof(open));
     memcpy(&d->ltran_open, &lopen, sizeof(lopen));
+    memcpy(&d->app_cpus, &appc, sizeof(appc));
+    memcpy(&d->open_queues, &qopen, sizeof(qopen));
+    d->handover = ho;
     return 0;
 }

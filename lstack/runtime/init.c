@@ -27,7 +27,9 @@
 #include "ctl/ctl_rt.h"
 #include "event/event.h"
 #include "nic/nic.h"
+#include "nic/nic_queues.h"
 #include "posix/sock_fd.h"
+#include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
 #include "stack/stack.h"
 
@@ -36,6 +38,9 @@
 
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct dpdk_calls dpdk;
+/* The stacks as the group of stack_group_join sees them (it keeps the
+ * array). */
+static struct stack *group[LSTACK_CONF_STACKS_SUPPORTED];
 
 /* Registered with atexit once the stack runs: close the stack and release
  * EAL so no DPDK run file is left. Not in a forked child. */
@@ -49,6 +54,7 @@ static void rt_shutdown(void)
      * thread owns the stacks from here. */
     for (int i = 0; i < rt.nstacks; i++)
         rt.stacks[i].mode->stop(&rt.stacks[i]);
+    rt_affinity_stop();
     /* Let the FINs and RSTs leave and the peers' answers come in. */
     uint64_t until = rt_now_ms() + EXIT_LINGER_MS;
     while (rt_now_ms() < until) {
@@ -61,6 +67,8 @@ static void rt_shutdown(void)
     rt_lock();
     rt_state_v = RT_PASSIVE;
     rt.nic = NULL;
+    if (rt.nstacks > 1)
+        stack_group_leave(group, (unsigned)rt.nstacks);
     for (int i = 0; i < rt.nstacks; i++) {
         stack_close(rt.stacks[i].stack);
         rt.stacks[i].stack = NULL;
@@ -88,8 +96,28 @@ static struct nic *open_ltran(const struct lstack_conf *c, char **argv, char *er
     return nic;
 }
 
-/* use_ltran = 0: this process drives the port. */
-static struct nic *open_port(const struct lstack_conf *c, char **argv, char *err, size_t errlen)
+/* Several stacks: the port with one queue pair per stack, each queue's pool
+ * on its stack's CPU's node. Says how the port spreads flows. */
+static int open_queues(const struct lstack_conf *c, const struct nic_params *np, unsigned nq, struct nic **out,
+                       char *err, size_t errlen)
+{
+    struct nic_queues_params qp = {.port = *np, .nb_queues = nq};
+    for (unsigned i = 0; i < nq; i++)
+        qp.cpu[i] = c->cpus[i];
+    static struct nic_steer steer; /* 1.1 KiB: not on the stack of the first socket() */
+    if (dpdk.open_queues(&qp, out, &steer, err, errlen) != 0)
+        return -1;
+    LSTACK_INFO("port opened with %u queue pairs, one per stack; flows reach them by %s", nq,
+                steer.kind == NIC_STEER_TOEPLITZ ? "RSS (Toeplitz)"
+                                                 : "the port's own hash (frames on another stack's queue are "
+                                                   "handed over)");
+    return 0;
+}
+
+/* use_ltran = 0: this process drives the port: one queue pair per stack
+ * (nq of them) into out[0..nq). Returns 0 or -1 (err). */
+static int open_port(const struct lstack_conf *c, char **argv, unsigned nq, struct nic **out, char *err,
+                     size_t errlen)
 {
     char added[128];
     pkt_fanout_nodefrag(true); /* fragments reach lwIP as they are (common/pkt_fanout.h) */
@@ -98,7 +126,7 @@ static struct nic *open_port(const struct lstack_conf *c, char **argv, char *err
     if (added[0] != '\0')
         LSTACK_INFO("dpdk_args: lstack added %s (see dpdk_args in docs/config.md)", added);
     if (rc != 0)
-        return NULL;
+        return -1;
     struct nic_params np = {
         .has_mac = c->has_devices,
         .nb_mbufs = c->tcp_conn_count * c->mbuf_count_per_conn,
@@ -109,40 +137,126 @@ static struct nic *open_port(const struct lstack_conf *c, char **argv, char *err
         .burst = (uint16_t)c->nic_read_number,
     };
     memcpy(np.mac, c->devices, 6);
-    return dpdk.open(&np, err, errlen);
+    if (nq == 1) {
+        out[0] = dpdk.open(&np, err, errlen);
+        return out[0] != NULL ? 0 : -1;
+    }
+    return open_queues(c, &np, nq, out, err, errlen);
+}
+
+/* How many stacks the configuration asks for: one per num_cpus CPU in
+ * run-to-wakeup on a port this process drives; one otherwise, and a
+ * configuration that lists several CPUs there is refused (it would
+ * silently run one). Returns the count, or -1 with a reason in err. */
+static int stacks_wanted(const struct lstack_conf *c, char *err, size_t errlen)
+{
+    int n = c->num_cpus > 0 ? c->num_cpus : 1;
+    if (n == 1)
+        return 1;
+    if (c->stack_thread_mode != LSTACK_MODE_RUN_TO_WAKEUP) {
+        snprintf(err, errlen,
+                 "num_cpus lists %d CPUs, but stack_thread_mode = \"run-to-completion\" runs one stack "
+                 "(the application thread polls it): list one CPU, or set stack_thread_mode = "
+                 "\"run-to-wakeup\" for one stack thread per CPU",
+                 n);
+        return -1;
+    }
+    if (c->use_ltran) {
+        snprintf(err, errlen,
+                 "num_cpus lists %d CPUs, but use_ltran = 1 gives this process one queue of ltran's port: "
+                 "list one CPU",
+                 n);
+        return -1;
+    }
+    return n;
+}
+
+/* The stacks' contexts: stack i on queue i of the port, CPU cpus[i]; with
+ * several, every context takes stack 0's lock (stack_ctx.h, lock_of). */
+static void ctx_init(const struct lstack_conf *c, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct stack_ctx *sc = &rt.stacks[i];
+        sc->index = i;
+        sc->cpu = c->num_cpus > i ? c->cpus[i] : -1;
+        sc->queue = (uint16_t)i;
+        sc->mode = c->stack_thread_mode == LSTACK_MODE_RUN_TO_WAKEUP ? &stack_mode_rtw : &stack_mode_rtc;
+        sc->lock_of = i == 0 ? NULL : &rt.stacks[0];
+    }
+}
+
+/* Undo a start that failed after the port opened: stop the owners that
+ * started, leave the group, close the stacks and the queues no stack
+ * took. */
+static void start_undo(int n, struct nic **q)
+{
+    for (int i = 0; i < n; i++)
+        if (rt.stacks[i].stack != NULL)
+            rt.stacks[i].mode->stop(&rt.stacks[i]);
+    if (n > 1)
+        stack_group_leave(group, (unsigned)n);
+    for (int i = 0; i < n; i++) {
+        if (rt.stacks[i].stack != NULL)
+            stack_close(rt.stacks[i].stack);
+        else if (q[i] != NULL)
+            q[i]->ops->close(q[i]);
+        rt.stacks[i].stack = NULL;
+        group[i] = NULL;
+    }
+    dpdk.eal_cleanup();
 }
 
 static int start(const struct lstack_conf *c, char *err, size_t errlen)
 {
+    int n = stacks_wanted(c, err, errlen);
+    if (n < 0)
+        return -1;
     if (dpdk_load(&dpdk, err, errlen) != 0)
+        return -1;
+    struct rt_affinity_plan aff; /* the affinity keys, checked before anything opens */
+    if (rt_affinity_plan(c, dpdk.app_cpus, &aff, err, errlen) != 0)
         return -1;
     char *argv[LSTACK_CONF_MAX_DPDK_ARGS + 1];
     argv[0] = "lstack";
     memcpy(argv + 1, c->dpdk_argv, sizeof(char *) * (size_t)c->dpdk_argc);
-    struct nic *nic = c->use_ltran ? open_ltran(c, argv, err, errlen) : open_port(c, argv, err, errlen);
-    if (nic == NULL) {
+    struct nic *q[LSTACK_CONF_STACKS_SUPPORTED] = {NULL};
+    if (c->use_ltran) {
+        q[0] = open_ltran(c, argv, err, errlen);
+        if (q[0] == NULL) {
+            dpdk.eal_cleanup();
+            return -1;
+        }
+    } else if (open_port(c, argv, (unsigned)n, q, err, errlen) != 0) {
         dpdk.eal_cleanup();
         return -1;
     }
-    struct stack_ctx *sc = &rt.stacks[0];
-    sc->index = 0;
-    sc->cpu = c->num_cpus > 0 ? c->cpus[0] : -1;
-    sc->queue = 0; /* one queue: several are issue 12's flow steering */
-    sc->mode = c->stack_thread_mode == LSTACK_MODE_RUN_TO_WAKEUP ? &stack_mode_rtw : &stack_mode_rtc;
-    if (stack_open(&sc->stack, c, 0, nic, err, errlen) != 0) {
-        nic->ops->close(nic);
-        dpdk.eal_cleanup();
+    ctx_init(c, n);
+    for (int i = 0; i < n; i++) {
+        if (stack_open(&rt.stacks[i].stack, c, i, q[i], err, errlen) != 0) {
+            start_undo(n, q);
+            return -1;
+        }
+        group[i] = rt.stacks[i].stack;
+    }
+    if (n > 1 && stack_group_join(group, (unsigned)n, dpdk.handover, NULL, err, errlen) != 0) {
+        start_undo(n, q);
         return -1;
     }
-    ev_use(sc->mode->wait); /* how application threads wait, before any can */
-    if (sc->mode->start(sc, c, err, errlen) != 0) {
-        stack_close(sc->stack);
-        sc->stack = NULL;
-        dpdk.eal_cleanup();
+    rt.nstacks = n; /* before the owners start: a stack thread's sleepers are per stack */
+    ev_use(rt.stacks[0].mode->wait); /* how application threads wait, before any can */
+    for (int i = 0; i < n; i++) {
+        if (rt.stacks[i].mode->start(&rt.stacks[i], c, err, errlen) != 0) {
+            rt.nstacks = 0;
+            start_undo(n, q);
+            return -1;
+        }
+    }
+    if (rt_affinity_start(&aff, err, errlen) != 0) {
+        rt.nstacks = 0;
+        start_undo(n, q);
         return -1;
     }
-    rt.nstacks = 1;
-    rt.nic = nic;
+    rt.nic = q[0];
     rt.host_addr = c->host_addr;
     rt.low_power = c->low_power_mode;
     return 0;
@@ -208,6 +322,10 @@ bool rt_ensure(void)
     atexit(rt_shutdown);
     rt_state_v = RT_READY;
     pthread_mutex_unlock(&init_mu);
-    LSTACK_INFO("stack up on %s (%s)", stack_port_name(rt.stacks[0].stack), rt.stacks[0].mode->name);
+    if (rt.nstacks == 1)
+        LSTACK_INFO("stack up on %s (%s)", stack_port_name(rt.stacks[0].stack), rt.stacks[0].mode->name);
+    else
+        LSTACK_INFO("stack up on %s (%s); %d stacks, one per queue and CPU", stack_port_name(rt.stacks[0].stack),
+                    rt.stacks[0].mode->name, rt.nstacks);
     return true;
 }

@@ -1,21 +1,39 @@
 /*
  * mode_rtw.c - stack_thread_mode = "run-to-wakeup": a stack thread per
  * context, pinned to the context's CPU (num_cpus), polls its queue round
- * after round; application threads never poll. They make their socket
- * calls under the context's lock (lwIP output they cause waits in the tx
- * batch for the thread's next round) and, when they must wait, sleep in the
- * kernel on their own wake fd (event/wait_sleep.c), linked on the context
- * as sleepers. After each round the stack thread looks at the stack's count
- * of readiness changes (stack_sock_changes: lwIP callbacks in the round and
- * the application's own calls since); when it moved, every sleeper's
- * eventfd is written and the list emptied.
+ * after round; application threads never poll. When they must wait, they
+ * sleep in the kernel on their own wake fd (event/wait_sleep.c), linked on
+ * the context as sleepers. After each round the stack thread looks at the
+ * stack's count of readiness changes (stack_sock_changes: lwIP callbacks in
+ * the round and the application's own calls since); when it moved, every
+ * sleeper's eventfd is written and the list emptied.
+ *
+ * Data path: rings (sock/tcp_ring.c, enabled here at start). Each
+ * established connection has a receive ring (the stack thread publishes
+ * the pbufs lwIP hands it; the application copies out of them) and a send
+ * ring (the application copies its bytes in; the stack thread moves them
+ * into lwIP with tcp_write / tcp_output). A read or write the rings can
+ * answer takes no lock and runs no lwIP; it marks the socket pending on a
+ * lock-free list, which the stack thread services at the start of its next
+ * round (write into lwIP, free read pbufs, reopen the window). With
+ * LSTACK_RTW_RINGS=0 every call takes the lock instead (the path before
+ * the rings, kept for comparison).
+ *
+ * Still under the lock (not through a request ring): the control calls
+ * (socket, bind, listen, accept, connect, shutdown, close, setsockopt,
+ * getsockopt, ioctl), a read that finds its ring empty and a write that
+ * finds no room (they decide EOF, errors and -EAGAIN as the locked path
+ * does), and each look of epoll_wait / poll / select (the ready lists are
+ * kept under the lock). Output they cause waits in the tx batch for the
+ * thread's next round.
  *
  * The stack thread receives without the lock (the queue is its own) and
  * takes the lock only for a round with work: frames received, frames or
- * ACKs the application's calls queued (stack_round_owed), or lwIP's timers
- * (at least every millisecond). An application call therefore rarely finds
- * the lock held; when it does, it sleeps in the futex and the stack thread
- * waits for it to have had the lock before its next round.
+ * ACKs the application's calls queued (stack_round_owed), sockets whose
+ * rings have work (lsock_ring_pending), or lwIP's timers (at least every
+ * millisecond). An application call therefore rarely finds the lock held;
+ * when it does, it sleeps in the futex and the stack thread waits for it
+ * to have had the lock before its next round.
  *
  * The wake fd is an eventfd per application thread, made on its first
  * sleep and closed by a thread-specific destructor when the thread ends.
@@ -25,18 +43,16 @@
  * select take fresh sets every call; a wake-up of a thread that finds
  * nothing costs one look); a stack thread that holds the lock for every
  * round, idle ones too (the first version: an application call found the
- * lock held nearly always and slept in the futex).
- *
- * Not built yet: socket calls passed to the stack thread through rte_rings
- * (issue 12's design: a request/answer ring per application thread, so
- * that no application thread ever runs lwIP). Today the lock is taken by
- * the stack thread for rounds with work and by an application thread once
- * per call; the futex lock sleeps when contended, so nobody spins on it.
+ * lock held nearly always and slept in the futex); a request/answer ring
+ * per call (issue 12's first sketch: a round trip to the stack thread for
+ * every read and write, where the data rings need none; the control calls
+ * are rare and stay under the lock).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 
@@ -45,6 +61,7 @@
 #include "common/tsc_clock.h"
 #include "conf/conf.h"
 #include "event/event.h"
+#include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
 #include "runtime/stack_ctx.h"
 #include "sock/lsock.h"
@@ -52,7 +69,9 @@
 
 /* ---- sleepers ---- */
 
-static __thread struct rt_sleeper rtw_me = {.fd = -1};
+/* The calling thread as a sleeper of each stack (one node per stack, all
+ * with the thread's one eventfd: rtw_me[0].fd). */
+static __thread struct rt_sleeper rtw_me[LSTACK_CONF_STACKS_SUPPORTED] = {{.fd = -1}};
 static pthread_key_t rtw_key;
 static pthread_once_t rtw_key_once = PTHREAD_ONCE_INIT;
 
@@ -80,10 +99,22 @@ static void sleeper_unlink(struct rt_sleeper *w)
     w->linked = false;
 }
 
+/* Under the lock: link w on c's sleepers (if not linked yet). */
+static void sleeper_link(struct stack_ctx *c, struct rt_sleeper *w)
+{
+    if (w->linked)
+        return;
+    w->next = c->sleepers;
+    w->pprev = &c->sleepers;
+    if (c->sleepers != NULL)
+        c->sleepers->pprev = &w->next;
+    c->sleepers = w;
+    w->linked = true;
+}
+
 int rt_sleep_arm(void)
 {
-    struct rt_sleeper *me = &rtw_me;
-    struct stack_ctx *c = &rt.stacks[0];
+    struct rt_sleeper *me = &rtw_me[0];
     if (me->fd < 0) {
         pthread_once(&rtw_key_once, rtw_key_make);
         int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -91,21 +122,23 @@ int rt_sleep_arm(void)
             return -errno;
         me->fd = fd;
         pthread_setspecific(rtw_key, me);
+        /* the thread's first sleep: app_bind_numa (it talks to every stack:
+         * stack 0's node, until a thread has a stack of its own) */
+        rt_affinity_app_thread(0);
     }
-    if (!me->linked) {
-        me->next = c->sleepers;
-        me->pprev = &c->sleepers;
-        if (c->sleepers != NULL)
-            c->sleepers->pprev = &me->next;
-        c->sleepers = me;
-        me->linked = true;
+    /* Every stack may have the news (several stacks share the lock held
+     * here: runtime/stack_ctx.h). */
+    for (int i = 0; i < rt.nstacks; i++) {
+        rtw_me[i].fd = me->fd;
+        sleeper_link(&rt.stacks[i], &rtw_me[i]);
     }
     return me->fd;
 }
 
 void rt_sleep_disarm(void)
 {
-    sleeper_unlink(&rtw_me);
+    for (int i = 0; i < rt.nstacks; i++)
+        sleeper_unlink(&rtw_me[i]);
 }
 
 void rt_sleep_drain(int fd)
@@ -154,12 +187,13 @@ static void *stack_thread(void *arg)
          * rarely find it held. */
         unsigned n = stack_rx(s, pkts);
         uint64_t now = tsc_clock_ns(&clk);
-        if (n == 0 && now < due && !stack_round_owed(s)) {
+        if (n == 0 && now < due && !stack_round_owed(s) && !lsock_ring_pending(s)) {
             relax();
             continue;
         }
         sctx_lock(c);
         lsock_flush_acks(s); /* ACKs lwIP would delay, now that the app read */
+        lsock_ring_service(s); /* bytes written into lwIP, read pbufs freed (tcp_ring.c) */
         stack_round(s, pkts, n);
         uint64_t ch = stack_sock_changes(s);
         if (ch != c->seen_changes) {
@@ -180,6 +214,12 @@ static void *stack_thread(void *arg)
 static int rtw_start(struct stack_ctx *c, const struct lstack_conf *conf, char *err, size_t errlen)
 {
     (void)conf;
+    /* Sockets move their data through rings (sock/tcp_ring.c) unless
+     * LSTACK_RTW_RINGS=0 (every call under the lock, the path before the
+     * rings: kept to compare the two in one run, docs/performance.md). */
+    const char *rings = getenv("LSTACK_RTW_RINGS");
+    if (rings == NULL || strcmp(rings, "0") != 0)
+        lsock_rings_enable(c->stack);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     if (c->cpu >= 0 && c->cpu < CPU_SETSIZE) {

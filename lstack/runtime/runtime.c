@@ -2,8 +2,10 @@
  * runtime.c - the runtime's accessors over the per-stack contexts (see
  * runtime.h and runtime/stack_ctx.h).
  *
- * The process has one stack today (LSTACK_CONF_STACKS_SUPPORTED): rt_lock
- * and rt_poll are stack 0's context's lock and poll round. The lock is a
+ * rt_lock is stack 0's context's lock: with several stacks (run-to-wakeup
+ * only) every context takes that one (stack_ctx.h, lock_of). rt_poll is
+ * stack 0's round: run-to-completion runs one stack. Which stack a socket
+ * lives on: stacks.c. The lock is a
  * futex lock (common/futex_lock.h: a compare-and-swap to take, an exchange
  * to release, sleeping in the kernel when contended).
  * Rejected: a spinlock (a thread blocked in a long lwIP call would make the
@@ -54,11 +56,6 @@ void rt_flush(void)
     struct stack_ctx *c = &rt.stacks[0];
     if (c->stack != NULL)
         c->mode->flush(c);
-}
-
-struct stack *rt_stack(void)
-{
-    return rt.stacks[0].stack;
 }
 
 uint32_t rt_host_addr(void)

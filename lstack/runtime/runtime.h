@@ -15,7 +15,9 @@
  *
  * Threads: rt_state is a plain read (any thread). Everything that touches a
  * stack (lsock_*, stack_*, rt_poll) runs under rt_lock(), the lock of the
- * stack's context (runtime/stack_ctx.h: one stack today, stack 0).
+ * stacks' contexts (runtime/stack_ctx.h: stack 0's, which every stack of
+ * the process shares), except run-to-wakeup's ring reads and writes
+ * (lsock_ring_recv / _send).
  */
 #ifndef LSTACK_RUNTIME_H
 #define LSTACK_RUNTIME_H
@@ -71,8 +73,22 @@ int rt_sleep_arm(void);
 void rt_sleep_disarm(void);
 void rt_sleep_drain(int fd);
 
-/* The stack AF_INET sockets are created on. Only in RT_READY. */
+/* Under rt_lock, in RT_READY: the stack a new AF_INET socket is created
+ * on. With several stacks (runtime/stacks.c) each call gives the next one
+ * in turn. */
 struct stack *rt_stack(void);
+
+/* How many stacks run (RT_READY; 0 before), and stack i of them (NULL out
+ * of range). Any thread; the stack itself under rt_lock. */
+int rt_stack_count(void);
+struct stack *rt_stack_nth(int i);
+
+/* Under rt_lock, after lsock_listen(ls) succeeded: the same listener on
+ * every other stack (lsock_listen_copy), or their backlog updated after
+ * listen() again. Returns 0 or lsock_listen_copy's -errno (ls listens on
+ * the stacks done so far). Nothing to do with one stack. */
+struct lsock;
+int rt_listen_everywhere(struct lsock *ls);
 
 /* host_addr (network byte order). Only in RT_READY. */
 uint32_t rt_host_addr(void);

@@ -5,6 +5,7 @@
 #ifndef LSTACK_RUNTIME_PRIV_H
 #define LSTACK_RUNTIME_PRIV_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -13,8 +14,9 @@
 #include "runtime/stack_ctx.h"
 
 struct rt {
-    /* The stacks (runtime/stack_ctx.h): stacks[0..nstacks). One for now
-     * (LSTACK_CONF_STACKS_SUPPORTED); each lsock belongs to one. */
+    /* The stacks (runtime/stack_ctx.h): stacks[0..nstacks), one per
+     * num_cpus CPU in run-to-wakeup (at most LSTACK_CONF_STACKS_SUPPORTED),
+     * one otherwise; each lsock belongs to one (runtime/stacks.c). */
     struct stack_ctx stacks[LSTACK_CONF_STACKS_SUPPORTED];
     int nstacks;              /* RT_READY: how many are open */
     struct nic *nic;          /* stack 0's port (owned by the stack): the low-power wake-up (sleep.c) */
@@ -33,6 +35,9 @@ bool rt_gate_bound(void);
 struct nic;
 struct nic_params;
 struct nic_ltran_params;
+struct nic_queues_params;
+struct nic_steer;
+struct nic_handover_api;
 struct dpdk_calls {
     int (*eal_init)(int argc, char **argv, char *added, size_t addedlen, char *err, size_t errlen);
     void (*eal_cleanup)(void);
@@ -41,6 +46,13 @@ struct dpdk_calls {
     /* use_ltran = 1: EAL as ltran's secondary and its rings (nic.h). */
     struct nic *(*ltran_open)(const struct nic_ltran_params *p, char *added, size_t addedlen, char *err,
                               size_t errlen);
+    /* app_bind_numa: a stack CPU's node less app_exclude_cpus (nic_app_cpus). */
+    int (*app_cpus)(int stack_cpu, const cpu_set_t *exclude, cpu_set_t *out);
+    /* issue 12, several stacks: the port with a queue pair per stack
+     * (nic/nic_queues.h), and the frame handover's calls (nic/handover.h). */
+    int (*open_queues)(const struct nic_queues_params *p, struct nic **out, struct nic_steer *steer, char *err,
+                       size_t errlen);
+    const struct nic_handover_api *handover;
 };
 int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen);
 

@@ -4,10 +4,11 @@
  * stack lock). Runtime-private (runtime/ files and the mode files).
  *
  * A context holds one lwIP instance (struct stack), the NIC queue it polls
- * (queue: always 0 until the port has several queues, issue 12's flow
- * steering), its lock, the CPU its owner runs on, the mode that decides who
- * owns it (the table below), and the mode's state (the stack thread and the
- * sleeping application threads of run-to-wakeup).
+ * (queue i of the port for stack i: several in run-to-wakeup with several
+ * num_cpus CPUs, whose contexts then share one lock, see lock_of), its
+ * lock, the CPU its owner runs on, the mode that decides who owns it (the
+ * table below), and the mode's state (the stack thread and the sleeping
+ * application threads of run-to-wakeup).
  *
  * Owner: the only thread that may poll the context's queue.
  *  run-to-completion  whichever application thread holds the lock and is
@@ -16,7 +17,9 @@
  *                     start until stop; at exit, once it is stopped, the
  *                     exiting thread polls the last FINs out (init.c).
  * Application threads call into the stack (lsock_*) under the lock in both
- * modes; they never poll in run-to-wakeup.
+ * modes, except run-to-wakeup's reads and writes, which go through the
+ * sockets' rings without it (sock/tcp_ring.c); they never poll in
+ * run-to-wakeup.
  *
  * Rejected: a mode flag tested on the paths (run-to-completion's hot path
  * would pay for run-to-wakeup: the table is chosen once at start); the lock
@@ -68,6 +71,12 @@ struct rt_sleeper {
 struct stack_ctx {
     struct futex_lock mu;             /* every use of the stack, in both modes */
     int mu_waiters;                   /* threads blocked in sctx_lock */
+    /* The context whose mu this one takes: NULL (itself) with one stack;
+     * with several, every context's is stack 0's (one lock for the
+     * group: a round reads the other stacks' lwIP, stack/stack.h's
+     * stack_group_join, and readiness reaches epoll sets shared by
+     * sockets of every stack). */
+    struct stack_ctx *lock_of;
     struct stack *stack;              /* NULL until open */
     const struct stack_mode *mode;
     int index;                        /* stack number: its CPU is conf->cpus[index] */
@@ -82,8 +91,14 @@ struct stack_ctx {
     struct rt_sleeper *sleepers;      /* under mu */
 };
 
+static inline struct stack_ctx *sctx_locker(struct stack_ctx *c)
+{
+    return c->lock_of != NULL ? c->lock_of : c;
+}
+
 static inline void sctx_lock(struct stack_ctx *c)
 {
+    c = sctx_locker(c);
     if (futex_trylock(&c->mu))
         return;
     __atomic_add_fetch(&c->mu_waiters, 1, __ATOMIC_RELAXED);
@@ -93,11 +108,13 @@ static inline void sctx_lock(struct stack_ctx *c)
 
 static inline void sctx_unlock(struct stack_ctx *c)
 {
+    c = sctx_locker(c);
     futex_unlock(&c->mu);
 }
 
 static inline bool sctx_contended(struct stack_ctx *c)
 {
+    c = sctx_locker(c);
     return __atomic_load_n(&c->mu_waiters, __ATOMIC_RELAXED) != 0;
 }
 

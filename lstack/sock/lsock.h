@@ -9,7 +9,9 @@
  *
  * Threads: all calls on sockets of one stack must be serialised by the
  * caller (the runtime's stack lock); the lwIP callbacks run inside
- * stack_poll, under the same lock.
+ * stack_poll, under the same lock. Exceptions: lsock_ring_recv and
+ * lsock_ring_send (run-to-wakeup's rings, at the end), which any thread
+ * calls without the lock.
  *
  * Memory: an lsock is owned by the POSIX layer from lsock_new/lsock_accept
  * until lsock_close, which releases it (the lwIP connection may live on in
@@ -47,6 +49,11 @@ struct lsock;
  * wants poll()'s full set). */
 uint32_t lsock_events(const struct lsock *s);
 
+/* lsock_events(s) as the socket last told its watchers (computed just
+ * before): inside a watcher's changed(), the socket's events now, at no
+ * cost. */
+uint32_t lsock_events_told(const struct lsock *s);
+
 /* A watcher: whoever wants to hear that a socket's readiness may have
  * changed. The event layer embeds one in each epoll item; the sock layer
  * knows nothing else of epoll. Each socket keeps a list of its watchers
@@ -57,8 +64,8 @@ uint32_t lsock_events(const struct lsock *s);
  * edge-triggered watchers see each one, like Linux. changed() runs inside
  * lsock_* calls and inside stack_poll, on the stack's owner thread under
  * its lock: it must not link or unlink watchers, nor call lsock_* functions
- * other than lsock_events and lsock_nread; it should only note the item for
- * a later check (it runs several times per segment).
+ * other than lsock_events, lsock_events_told and lsock_nread; it should
+ * only note the item for a later check (it runs several times per segment).
  *
  * Rejected: a direct call from the sock layer into the event layer
  * (lsock_changed, until 2026-12): the sock layer then depended on epoll,
@@ -130,6 +137,17 @@ int lsock_unbind(struct lsock *s);
  * backlog.
  * -EINVAL if connecting / connected, -EADDRINUSE. */
 int lsock_listen(struct lsock *s, int backlog);
+
+/* Several stacks in one process (issue 12): give listener s a copy on
+ * stack st (another stack than s's), bound to s's address and port with
+ * s's backlog and options, whose established connections join s's accept
+ * queue (they live on st: lsock_stack of the accepted socket says which),
+ * so accept and readiness on s cover every stack. Called again after s
+ * listened again: the copy takes the new backlog. lsock_close(s) closes
+ * the copies. Returns 0, -EINVAL (s does not listen, or is a copy),
+ * -ENOBUFS (tcp_conn_count sockets open on st), -EADDRINUSE (st has the
+ * port in use), -ENOMEM. Under the lock that serialises both stacks. */
+int lsock_listen_copy(struct lsock *s, struct stack *st);
 
 /* Take one connection from the accept queue. -EAGAIN if none; -EINVAL if
  * not listening. The new lsock inherits the listener's options (TCP_NODELAY,
@@ -269,5 +287,37 @@ unsigned lsock_count(const struct stack *st);
  * Linux acknowledges at once in that case. Call once per poll round, before
  * stack_poll, under the stack lock (rt_poll). */
 void lsock_flush_acks(struct stack *st);
+
+/* ---- run-to-wakeup: data through rings (sock/tcp_ring.c) ----
+ *
+ * With rings enabled on a stack (by the run-to-wakeup mode, before any
+ * socket exists), each established connection gets a receive ring (the
+ * stack thread publishes received pbufs, the application copies out of
+ * them) and a send ring (the application copies its bytes in, the stack
+ * thread moves them into lwIP in its round). Reads and writes that the
+ * rings can answer take no lock; anything else (nothing to read, no room,
+ * an error, EOF, a socket without rings) takes the locked path, where the
+ * generic rules above decide. Readiness (lsock_events) follows the rings. */
+
+/* Give connections of st rings from now on. Before any socket exists.
+ * lsock_rings_enabled: whether st does (false for NULL). */
+void lsock_rings_enable(struct stack *st);
+bool lsock_rings_enabled(const struct stack *st);
+
+/* Without the lock, any application thread: copy ring bytes into iov
+ * (flags: MSG_PEEK; others ignored) / copy iov into the send ring.
+ * Returns bytes (> 0), or -EAGAIN when the rings cannot answer: take the
+ * lock and call the _locked variant, which gives the real answer (it also
+ * serves a socket without rings, through lsock_recv / lsock_send). */
+ssize_t lsock_ring_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
+ssize_t lsock_ring_send(struct lsock *s, const struct iovec *iov, int iovcnt);
+ssize_t lsock_ring_recv_locked(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
+ssize_t lsock_ring_send_locked(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
+
+/* The stack thread: true if application calls left ring work (a racy hint,
+ * without the lock); under the lock, do it: move written bytes into lwIP,
+ * free read pbufs and reopen windows, tell writers of new room. */
+bool lsock_ring_pending(const struct stack *st);
+void lsock_ring_service(struct stack *st);
 
 #endif

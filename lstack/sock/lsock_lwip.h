@@ -70,4 +70,21 @@ void lsock_rcv_settle(struct lsock *s);
 /* Take s off the stack's list of owed ACKs (before freeing it). */
 void lsock_ack_forget(struct lsock *s);
 
+/* For the rings (tcp_ring.c), what tcp_io.c does for the queue: reopen the
+ * window by n consumed bytes; owe the ACK lwIP delays once the application
+ * drained s; free send buffer and its size (SO_SNDBUF counted); the peer's
+ * FIN. */
+void lsock_rx_credit(struct lsock *s, size_t n);
+void lsock_ack_owe(struct lsock *s);
+uint32_t lsock_snd_room(const struct lsock *s);
+uint32_t lsock_snd_size(const struct lsock *s);
+void lsock_on_fin(struct lsock *s, struct tcp_pcb *pcb);
+
+/* ---- tcp_ring.c (stack side, under the stack's lock) ---- */
+
+/* Give an established connection of a stack with rings (st->sock_rings)
+ * its rings and their lwIP callbacks. Without memory s stays without rings
+ * (its calls take the locked path). */
+void lsock_ring_attach(struct lsock *s);
+
 #endif

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/spsc.h"
 #include "sock/lsock.h"
 
 struct tcp_pcb;
@@ -84,6 +85,13 @@ struct lsock {
     struct lsock *acc_head, *acc_tail;
     struct lsock *acc_next;    /* link in the listener's queue */
 
+    /* issue 12: a listener's copies on the process's other stacks
+     * (tcp_listen_copy.c). The socket the application holds heads the list
+     * (copies: rep_next); a copy points back (rep_primary) and queues its
+     * connections there. */
+    struct lsock *rep_primary;
+    struct lsock *rep_next;
+
     /* issue 12: waits that look at the socket without owning it
      * (lsock_hold); closed: lsock_close ran, the memory waits for the
      * last release. */
@@ -109,7 +117,77 @@ struct lsock {
      * (tcp_io.c, rx_consume): less than one MSS; given before anything
      * that compares lwIP's window with its maximum (lsock_rcv_settle). */
     uint32_t rcv_owed;
+
+    /* run-to-wakeup's data rings (tcp_ring.c), NULL in run-to-completion
+     * and until the connection is established: set under the lock (release),
+     * read by application threads without it (acquire). pend: on the
+     * stack's list of sockets the stack thread must service (atomic);
+     * pend_next: the link in that list. */
+    struct lsock_ring *ring;
+    int pend;
+    struct lsock *pend_next;
 };
+
+/* ---- run-to-wakeup's data rings (tcp_ring.c) ---- */
+
+/* One received pbuf handed to the application: the pbuf (freed by the
+ * stack once read) and its bytes, so that the reader needs no lwIP type. */
+struct lsock_rxslot {
+    void *pbuf;
+    const char *data;
+    uint32_t len;
+};
+
+struct lsock_ring {
+    /* Receive: the stack produces slots, the application consumes them,
+     * the stack frees the pbufs of consumed slots (rx_freed). */
+    struct spsc rx;
+    struct lsock_rxslot *rx_slot;
+    uint32_t rx_freed;         /* stack: slots before it are freed */
+    uint32_t rx_off;           /* application: bytes of the head slot read */
+    uint64_t rx_in;            /* stack: bytes published (atomic) */
+    uint64_t rx_out;           /* application: bytes consumed (atomic) */
+    /* Send: the application produces bytes, the stack moves them into
+     * lwIP. tx_limit: the byte index up to which the application may
+     * write (the stack's head plus lwIP's free send buffer, so that what
+     * the ring holds always fits lwIP's buffer). */
+    struct spsc tx;
+    char *tx_buf;
+    uint32_t tx_limit;         /* stack (atomic) */
+    uint32_t tx_lowat;         /* stack: room that makes the socket writable (EPOLLOUT) (atomic) */
+    int tx_open;               /* 0: writes take the locked path (error, shutdown, close) (atomic) */
+    int tx_wanted;             /* the application saw less than tx_lowat room (atomic) */
+    /* Application threads that read (write) the same socket at the same
+     * time take turns (a spin flag each: uncontended, one exchange). */
+    int rx_busy, tx_busy;
+};
+
+/* Readable bytes of a ring socket: published and not consumed, plus those
+ * still waiting on the stack's side (rx_bytes, the overflow list). */
+static inline size_t lsock_ring_nread(const struct lsock *s)
+{
+    const struct lsock_ring *r = s->ring;
+    uint64_t out = __atomic_load_n(&r->rx_out, __ATOMIC_ACQUIRE);
+    return (size_t)(__atomic_load_n(&r->rx_in, __ATOMIC_ACQUIRE) - out) + s->rx_bytes;
+}
+
+/* Room the application may write into the send ring now (either side:
+ * the application's tail is read atomically). */
+static inline uint32_t lsock_ring_room(const struct lsock_ring *r)
+{
+    uint32_t tail = __atomic_load_n(&r->tx.tail, __ATOMIC_RELAXED);
+    uint32_t room = spsc_cap(&r->tx) - (tail - spsc_head_seen(&r->tx));
+    int32_t lim = (int32_t)(__atomic_load_n(&r->tx_limit, __ATOMIC_ACQUIRE) - tail);
+    if (lim < 0)
+        lim = 0;
+    return (uint32_t)lim < room ? (uint32_t)lim : room;
+}
+
+/* The room that makes a ring socket writable (EPOLLOUT). */
+static inline uint32_t lsock_ring_lowat(const struct lsock_ring *r)
+{
+    return __atomic_load_n(&r->tx_lowat, __ATOMIC_RELAXED);
+}
 
 /* Linux's keepalive defaults (also lwIP's: 7200 s, 75 s, 9). */
 #define LSOCK_KEEPIDLE_DEFAULT 7200
@@ -151,6 +229,31 @@ struct lsock_tcpinfo {
  * always with force (a new arrival: data, FIN, connection, error, so that
  * edge-triggered watchers see each one). */
 void lsock_notify(struct lsock *s, bool force);
+
+/* The answer of a read that found nothing queued (EOF, the pending error,
+ * -ENOTCONN, -EAGAIN: Linux's order); why a send cannot queue (a negative
+ * errno, or 0). Under the lock. */
+ssize_t lsock_recv_empty(struct lsock *s);
+ssize_t lsock_send_refusal(struct lsock *s);
+
+/* ---- tcp_ring.c (under the stack's lock) ---- */
+
+/* shutdown(SHUT_WR) of a ring socket, before the FIN is queued: move the
+ * ring's bytes into lwIP and close the ring to writes. */
+void lsock_ring_shut_wr(struct lsock *s);
+/* lsock_close of a ring socket, first: the ring's bytes into lwIP, the
+ * read ones credited, the ring closed. Returns the bytes left unread. */
+size_t lsock_ring_close(struct lsock *s);
+/* Before s is released: free the pbufs its ring still holds, and take it
+ * off the stack thread's list (servicing the list now, under the lock). */
+void lsock_ring_drop(struct lsock *s);
+/* Free a ring's memory (NULL: nothing). */
+void lsock_ring_free(struct lsock_ring *r);
+
+/* ---- tcp_listen_copy.c ---- */
+
+/* Close every copy of listener s (lsock_close of s, under the lock). */
+void lsock_close_copies(struct lsock *s);
 
 /* ---- tcp_connect_timer.c ---- */
 

@@ -30,6 +30,10 @@
  * Readiness follows Linux's tcp_poll (see lsock_events and lsock.h); every
  * change is reported through lsock_notify.
  *
+ * Run-to-wakeup's connections move their data through rings instead
+ * (tcp_ring.c); this file's queue then holds only the pbufs waiting for a
+ * free slot, and lsock_events / lsock_nread read the rings.
+ *
  * Rejected:
  *   - pbuf_cat on the receive queue: tot_len is 16 bits and wraps past
  *     64 KiB;
@@ -86,7 +90,7 @@ uint32_t lsock_events(const struct lsock *s)
      * no shutdown): the same bits as the general path below, fewer tests.
      * It runs several times per request (every notify and epoll check). */
     if (s->state == LS_CONNECTED && s->o.sndbuf == 0 && s->so_error == 0 &&
-        !(s->peer_fin | s->shut_rd | s->shut_wr) && s->pcb != NULL) {
+        !(s->peer_fin | s->shut_rd | s->shut_wr) && s->pcb != NULL && s->ring == NULL) {
         const struct lstack_lwip_limits *lim = &s->st->tcp;
         bool wr = s->pcb->snd_buf >= lim->snd_lowat && tcp_sndqueuelen(s->pcb) < lim->snd_queuelowat;
         return (s->rx_bytes > 0 ? EPOLLIN : 0u) | (wr ? EPOLLOUT : 0u);
@@ -107,13 +111,19 @@ uint32_t lsock_events(const struct lsock *s)
         ev |= EPOLLHUP;
     if (rd_shut)
         ev |= EPOLLIN | EPOLLRDHUP;
-    if (s->rx_bytes > 0)
+    /* A ring socket (run-to-wakeup, tcp_ring.c): what the rings hold. */
+    if (s->ring != NULL ? lsock_ring_nread(s) > 0 : s->rx_bytes > 0)
         ev |= EPOLLIN;
-    if (wr_shut || writable(s))
+    if (wr_shut || (s->ring != NULL ? lsock_ring_room(s->ring) >= lsock_ring_lowat(s->ring) : writable(s)))
         ev |= EPOLLOUT;
     if (s->so_error != 0)
         ev |= EPOLLERR;
     return ev;
+}
+
+uint32_t lsock_events_told(const struct lsock *s)
+{
+    return s->ev_last;
 }
 
 void lsock_notify(struct lsock *s, bool force)
@@ -154,6 +164,11 @@ size_t lsock_rx_drop(struct lsock *s)
 /* Drop n consumed bytes from the head of the queue, freeing each pbuf
  * (empty ones included) once it is used up, then reopen the window. */
 static void rx_credit(struct lsock *s, size_t n);
+
+void lsock_rx_credit(struct lsock *s, size_t n)
+{
+    rx_credit(s, n);
+}
 
 static void rx_consume(struct lsock *s, size_t n)
 {
@@ -236,6 +251,11 @@ static void ack_owe(struct lsock *s)
     s->st->sock_ack_owed = s;
 }
 
+void lsock_ack_owe(struct lsock *s)
+{
+    ack_owe(s);
+}
+
 /* Take s off the owed list at *head; false if it is not there. */
 static bool ack_unlink(struct lsock **head, struct lsock *s)
 {
@@ -277,6 +297,25 @@ void lsock_flush_acks(struct stack *st)
     }
 }
 
+/* What a read of an empty queue returns, in Linux's tcp_recvmsg order. */
+static ssize_t recv_empty(struct lsock *s)
+{
+    if (s->peer_fin)
+        return 0; /* EOF wins over a later error (SOCK_DONE) */
+    if (s->so_error != 0)
+        return -take_error(s);
+    if (s->shut_rd || s->state == LS_DEAD)
+        return 0;
+    if (s->state == LS_NEW || s->state == LS_BOUND)
+        return -ENOTCONN;
+    return -EAGAIN;
+}
+
+ssize_t lsock_recv_empty(struct lsock *s)
+{
+    return recv_empty(s);
+}
+
 ssize_t lsock_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
 {
     /* The common case first: one buffer that takes all that is queued,
@@ -304,17 +343,8 @@ ssize_t lsock_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int fla
         want += iov[i].iov_len;
     if (want == 0)
         return 0;
-    if (s->rx_bytes == 0) { /* Linux's tcp_recvmsg order */
-        if (s->peer_fin)
-            return 0; /* EOF wins over a later error (SOCK_DONE) */
-        if (s->so_error != 0)
-            return -take_error(s);
-        if (s->shut_rd || s->state == LS_DEAD)
-            return 0;
-        if (s->state == LS_NEW || s->state == LS_BOUND)
-            return -ENOTCONN;
-        return -EAGAIN;
-    }
+    if (s->rx_bytes == 0)
+        return recv_empty(s);
     size_t done = 0;
     const struct pbuf *p = s->rx_head;
     size_t off = s->rx_off;
@@ -378,15 +408,29 @@ static ssize_t write_some(struct lsock *s, const char *buf, size_t len, bool mor
     return (ssize_t)done;
 }
 
-ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
+/* Why a send cannot queue anything now (a negative errno), or 0. */
+static inline ssize_t send_refusal(struct lsock *s)
 {
-    (void)flags; /* MSG_NOSIGNAL / MSG_DONTWAIT / MSG_MORE: the POSIX layer's */
     if (s->so_error != 0)
         return -take_error(s);
     if (s->state == LS_CONNECTING)
         return -EAGAIN;
     if (s->state != LS_CONNECTED || s->shut_wr)
         return -EPIPE; /* Linux: also for a socket that never connected */
+    return 0;
+}
+
+ssize_t lsock_send_refusal(struct lsock *s)
+{
+    return send_refusal(s);
+}
+
+ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
+{
+    (void)flags; /* MSG_NOSIGNAL / MSG_DONTWAIT / MSG_MORE: the POSIX layer's */
+    ssize_t no = send_refusal(s);
+    if (no != 0)
+        return no;
     /* The common case first: one buffer that fits the send buffer and the
      * segment queue whole, one tcp_write (what write_some would make);
      * anything else, a refusal included, takes the general path below. */
@@ -434,6 +478,8 @@ int lsock_shutdown(struct lsock *s, int how)
     if (how != SHUT_WR)
         s->shut_rd = true; /* reads return 0 once the queue is empty; data still arrives, like Linux */
     if (how != SHUT_RD && !s->shut_wr) {
+        if (s->ring != NULL)
+            lsock_ring_shut_wr(s); /* the ring's bytes go before the FIN */
         s->shut_wr = true;
         /* FIN after the queued data. ERR_MEM: lwIP retries from its timer. */
         lsock_lwip(s)->tcp_shutdown(s->pcb, 0, 1);
@@ -444,10 +490,34 @@ int lsock_shutdown(struct lsock *s, int how)
 
 size_t lsock_nread(const struct lsock *s)
 {
-    return s->rx_bytes;
+    return s->ring != NULL ? lsock_ring_nread(s) : s->rx_bytes;
+}
+
+uint32_t lsock_snd_room(const struct lsock *s)
+{
+    return snd_room(s);
+}
+
+uint32_t lsock_snd_size(const struct lsock *s)
+{
+    return snd_size(s);
 }
 
 /* ---- lwIP callbacks ---- */
+
+void lsock_on_fin(struct lsock *s, struct tcp_pcb *pcb)
+{
+    s->peer_fin = true;
+    if (s->shut_wr) {
+        /* Both FINs are out: the pcb is in CLOSING or TIME_WAIT, which
+         * lwIP ends by itself without calling us (TIME_WAIT pcbs are
+         * freed silently), so let go of it now. */
+        lsock_detach(lsock_lwip(s), pcb);
+        s->pcb = NULL;
+        s->state = LS_DEAD;
+    }
+    lsock_notify(s, true);
+}
 
 err_t lsock_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
@@ -456,16 +526,7 @@ err_t lsock_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
     if (s == NULL)
         return ERR_VAL; /* cannot happen: lsock_detach clears the callback with the arg */
     if (p == NULL) {
-        s->peer_fin = true;
-        if (s->shut_wr) {
-            /* Both FINs are out: the pcb is in CLOSING or TIME_WAIT, which
-             * lwIP ends by itself without calling us (TIME_WAIT pcbs are
-             * freed silently), so let go of it now. */
-            lsock_detach(lsock_lwip(s), pcb);
-            s->pcb = NULL;
-            s->state = LS_DEAD;
-        }
-        lsock_notify(s, true);
+        lsock_on_fin(s, pcb);
         return ERR_OK;
     }
     size_t n = 0;

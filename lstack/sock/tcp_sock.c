@@ -107,11 +107,20 @@ static void drop_closed_pcb(struct lsock *s)
     s->lport = 0;
 }
 
+/* The memory of an lsock and of its rings. */
+static void sock_mem_free(struct lsock *s)
+{
+    lsock_ring_free(s->ring);
+    free(s);
+}
+
 /* Release an lsock whose pcb is already gone or detached; a held one
  * (lsock_hold) stays as a dead socket until its last release. */
 static void lsock_free(struct lsock *s)
 {
     lsock_ack_forget(s);
+    if (s->ring != NULL)
+        lsock_ring_drop(s); /* its pbufs, and off the stack thread's list */
     lsock_rx_drop(s);
     s->st->sock_count--;
     if (s->holds > 0) {
@@ -119,7 +128,7 @@ static void lsock_free(struct lsock *s)
         s->state = LS_DEAD;
         return;
     }
-    free(s);
+    sock_mem_free(s);
 }
 
 void lsock_hold(struct lsock *s)
@@ -130,7 +139,7 @@ void lsock_hold(struct lsock *s)
 void lsock_release(struct lsock *s)
 {
     if (--s->holds == 0 && s->closed)
-        free(s);
+        sock_mem_free(s);
 }
 
 /* Reset an unaccepted connection (its listener is closing). */
@@ -164,6 +173,8 @@ static void on_err(void *arg, err_t err)
     else
         e = -lsock_errno(err);
     lsock_connect_timer_stop(s);
+    if (s->ring != NULL)
+        __atomic_store_n(&s->ring->tx_open, 0, __ATOMIC_RELEASE); /* writes see the error */
     if (err == ERR_RST)
         s->st->st.conn_reset++; /* stackctl show stats */
     s->pcb = NULL;
@@ -185,6 +196,8 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
     s->st->st.conn_opened++;
     lsock_save_addrs(s, pcb);
     lsock_pcb_apply_opts(s); /* SO_RCVBUF: the window, now that it is established */
+    if (s->st->sock_rings)
+        lsock_ring_attach(s); /* run-to-wakeup: data through the rings from now on */
     lsock_notify(s, true);
     return ERR_OK;
 }
@@ -210,6 +223,13 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     st->st.conn_accepted++;
     c->st = st;
     c->fd = -1;
+    /* A copy on another stack (tcp_listen_copy.c) queues on the listener
+     * the application holds; this stack's round made the change, so its
+     * count moves (run-to-wakeup's thread wakes sleepers on it). */
+    if (ls->rep_primary != NULL) {
+        ls = ls->rep_primary;
+        st->sock_changes++;
+    }
     c->o = ls->o; /* Linux clones the listener's options into the child */
     c->pcb = pcb;
     c->state = LS_CONNECTED;
@@ -217,6 +237,8 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     lsock_attach(c, pcb);
     lsock_pcb_apply_opts(c);
     lsock_save_addrs(c, pcb);
+    if (st->sock_rings)
+        lsock_ring_attach(c); /* run-to-wakeup: data through the rings */
     c->ev_last = lsock_events(c);
     if (ls->acc_tail != NULL)
         ls->acc_tail->acc_next = c;
@@ -249,7 +271,7 @@ bool lsock_view_of(const void *arg, const void *pcb, struct lsock_view *v)
     const struct lsock *s = arg;
     if (s == NULL || (const void *)s->pcb != pcb)
         return false;
-    *v = (struct lsock_view){.fd = s->fd, .backlog = s->backlog, .recv_q = s->rx_bytes};
+    *v = (struct lsock_view){.fd = s->fd, .backlog = s->backlog, .recv_q = lsock_nread(s)};
     for (const struct lsock *q = s->acc_head; q != NULL; q = q->acc_next)
         v->accept_q++;
     return true;
@@ -454,11 +476,14 @@ void lsock_close(struct lsock *s)
     if (s == NULL)
         return;
     const struct lwip_api *L = lsock_lwip(s);
+    /* A ring socket: its written bytes into lwIP, its read ones credited. */
+    size_t unread = s->ring != NULL ? lsock_ring_close(s) : s->rx_bytes;
     lsock_rcv_settle(s); /* a whole window: tcp_close sends a FIN, not a RST */
     struct tcp_pcb *pcb = s->pcb;
     s->pcb = NULL;
     switch (s->state) {
     case LS_LISTEN:
+        lsock_close_copies(s);
         stack_claim_listen(s->st, htons(pcb->local_port), false);
         while (s->acc_head != NULL) {
             struct lsock *c = s->acc_head;
@@ -478,7 +503,7 @@ void lsock_close(struct lsock *s)
         if (pcb == NULL)
             break;
         lsock_detach(L, pcb);
-        if (s->rx_bytes > 0 || (s->o.linger_on && s->o.linger_s == 0)) {
+        if (unread > 0 || (s->o.linger_on && s->o.linger_s == 0)) {
             s->st->st.conn_aborted++;
             L->tcp_abort(pcb); /* RST, like Linux */
         } else if (L->tcp_close(pcb) != ERR_OK) {

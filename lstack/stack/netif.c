@@ -4,7 +4,8 @@
  * Owns the zero-copy rx path (an lwIP custom pbuf stored in the mbuf's
  * private area points at the frame in the mbuf; freeing the pbuf frees the
  * mbuf) and the tx path (lwIP's linkoutput copies the frame into a tx mbuf
- * that the port's tx_flush sends in a batch at the end of the poll round;
+ * that the port's tx_flush sends in a batch at the end of the poll round,
+ * and fills in its IPv4 and TCP checksums where the port does not;
  * a TCP segment larger than the MTU, which lwIP builds only when the port
  * offers TSO, goes into a chain of mbufs the port cuts into MSS frames).
  *
@@ -20,6 +21,7 @@
 #include "lwip/pbuf.h"
 #include "netif/ethernet.h"
 
+#include "common/inet_csum.h"
 #include "stack/stack_priv.h"
 
 /* Lives in the mbuf's private area; pc must stay first (lwIP casts). */
@@ -53,10 +55,19 @@ void stack_netif_input(struct stack *s, const struct nic_pkt *pkt)
         s->nic->ops->pkt_free(s->nic, pkt->handle);
         return;
     }
+    /* lwIP's own TCP checksum check is on for one kind of frame: an IPv4
+     * fragment, whose checksum only the reassembled datagram can be checked
+     * against (the frame filter checked every whole segment; lwIP
+     * reassembles a datagram inside the input call of its last fragment). */
+    bool frag = frame_ipv4_fragment(pkt->data, pkt->len);
+    if (frag)
+        NETIF_SET_CHECKSUM_CTRL(&s->netif, s->netif.chksum_flags | NETIF_CHECKSUM_CHECK_TCP);
     if (s->netif.input(p, &s->netif) != ERR_OK) {
         s->st.lwip_input_err++;
         s->L.pbuf_free(p);
     }
+    if (frag)
+        NETIF_SET_CHECKSUM_CTRL(&s->netif, s->netif.chksum_flags & (u16_t)~NETIF_CHECKSUM_CHECK_TCP);
 }
 
 /* A TSO segment (more than one MSS): into the port's buffers, for the
@@ -92,7 +103,15 @@ static err_t linkoutput(struct netif *nif, struct pbuf *p)
     uint8_t *buf = s->nic->ops->tx_frame(s->nic, p->tot_len);
     if (buf == NULL)
         return ERR_MEM;
-    s->L.pbuf_copy_partial(p, buf, p->tot_len, 0);
+    if (p->next == NULL) /* a TCP segment is one pbuf (LWIP_NETIF_TX_SINGLE_PBUF) */
+        memcpy(buf, p->payload, p->len);
+    else
+        s->L.pbuf_copy_partial(p, buf, p->tot_len, 0);
+    /* The port's checksum offload, in software where it has none: lwIP
+     * leaves the IPv4 header and TCP checksums to the netif (netif_init_cb),
+     * so they are summed once, over the frame as it leaves. */
+    if (!s->caps.tx_cksum)
+        inet_frame_csum_fill(buf, p->tot_len);
     s->tx_queued++; /* the round that follows counts it (stack_poll) */
     return ERR_OK;
 }
@@ -108,14 +127,15 @@ static err_t netif_init_cb(struct netif *nif)
     nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
     nif->output = s->L.etharp_output;
     nif->linkoutput = linkoutput;
-    /* Checksums lwIP computes and checks: the IPv4 header is checked by
-     * the frame filter; TCP (and IP on send) are the port's where it
-     * offers them; ICMP is always lwIP's. */
-    u16_t ck = NETIF_CHECKSUM_ENABLE_ALL & ~NETIF_CHECKSUM_CHECK_IP;
-    if (s->caps.tx_cksum)
-        ck &= (u16_t)~(NETIF_CHECKSUM_GEN_IP | NETIF_CHECKSUM_GEN_TCP);
-    if (s->caps.rx_cksum)
-        ck &= (u16_t)~NETIF_CHECKSUM_CHECK_TCP;
+    /* Checksums lwIP computes and checks: ICMP's only. The IPv4 header and
+     * TCP checksums of what it sends are the port's, or linkoutput's where
+     * the port has no offload (one pass over the frame as it is copied
+     * out, instead of lwIP's pseudo-header and header passes); the IPv4
+     * header and the TCP checksum of what arrives are checked by the port
+     * or the frame filter, but for an IPv4 fragment's, which lwIP checks
+     * after reassembly (stack_netif_input). */
+    u16_t ck = NETIF_CHECKSUM_ENABLE_ALL & (u16_t)~(NETIF_CHECKSUM_CHECK_IP | NETIF_CHECKSUM_GEN_IP |
+                                                     NETIF_CHECKSUM_GEN_TCP | NETIF_CHECKSUM_CHECK_TCP);
     NETIF_SET_CHECKSUM_CTRL(nif, ck);
     return ERR_OK;
 }

@@ -44,6 +44,7 @@ struct stack_stats {
     uint64_t conn_accepted;             /* established on a listener (passive open) */
     uint64_t conn_refused;              /* SYN answered by a RST: tcp_conn_count sockets were open */
     uint64_t syn_dropped;               /* SYN to a listener not answered: half-open ones take the room left */
+    uint64_t syn_shed;                  /* SYN to a full SYN queue not answered: its round's cookie budget was spent */
     uint64_t syncookies_sent;           /* SYN answered by a SYN cookie: the listener's SYN queue was full */
     uint64_t syncookies_recv;           /* connections made from a returned cookie */
     uint64_t syncookies_failed;         /* ACKs to a listener, while cookies were out, without a valid one */
@@ -58,6 +59,11 @@ struct stack_stats {
     uint64_t frag_evicted;              /* datagrams freed to make room (frag_mbufs_max reached) */
     uint64_t frag_mbufs_held;           /* received frames waiting in reassembly now (gauge) */
     uint64_t frag_mbufs_max;            /* ... the most that may wait: pool / 4, at most 128 (gauge) */
+    /* Several stacks on one port (stack_peers.c; 0 with one stack): */
+    uint64_t handover_in;               /* frames another stack's queue received for this one */
+    uint64_t handover_out;              /* frames this stack's queue received for another */
+    uint64_t handover_waited;           /* ... that waited for room in that stack's inbox */
+    uint64_t arp_shared;                /* ARP replies this stack copied to the others */
 };
 
 /* Bytes each received buffer must reserve for the stack (its priv area):
@@ -123,6 +129,23 @@ const char *stack_port_name(const struct stack *s);
  * needs no claim), -EADDRINUSE (another process listens there), or another
  * -errno from the port. */
 int stack_claim_listen(struct stack *s, uint16_t port, bool on);
+
+/* Several stacks in one process, one per queue of a port (issue 12,
+ * stack_peers.c). stack_group_join makes all[0..n) (n >= 2; the array must
+ * outlive the group) a group: each stack's round hands a TCP segment whose
+ * connection another stack holds to that stack (through an inbox, made on
+ * NUMA node node[i], -1 or node NULL: anywhere, with ho, the handover
+ * calls of liblstack_dpdk.so), and gives every stack a copy of each ARP
+ * reply. stack_rx and stack_poll then take the stack's inbox before its
+ * queue. Every call on any stack of the group, and every round,
+ * must be serialised by one lock: a round reads the other stacks' lwIP.
+ * Before any round; returns 0, or -1 with a reason in err (nothing
+ * joined). stack_group_leave undoes it (frames still in an inbox are
+ * freed): after every owner stopped, before stack_close. */
+struct nic_handover_api;
+int stack_group_join(struct stack *const *all, unsigned n, const struct nic_handover_api *ho, const int *node,
+                     char *err, size_t errlen);
+void stack_group_leave(struct stack *const *all, unsigned n);
 
 /* Take the netif down, close the port, unload lwIP. NULL is fine. */
 void stack_close(struct stack *s);

@@ -29,6 +29,11 @@ struct stack {
     uint32_t max_socks;        /* tcp_conn_count */
     struct lstack_lwip_limits tcp; /* this stack's window and buffer sizes */
     int syn_retries;           /* net.ipv4.tcp_syn_retries, read at start (TCP_SYNCNT's default) */
+    /* SYN cookies lwIP may still send in this round (lstack_lwip_conf.cookie_budget):
+     * set by each round, full_round_cookies when its burst came back full */
+    uint32_t cookie_budget;
+    uint32_t full_round_cookies;
+    uint16_t port_lo, port_hi; /* the ephemeral port range read at start (net.ipv4.ip_local_port_range) */
 
     /* sock layer (lstack/sock/, see tcp_sock.c): */
     uint32_t sock_count;       /* lsocks counted against max_socks */
@@ -37,6 +42,15 @@ struct stack {
                                 * (lwIP refuses the SYN itself when they are open already) */
     struct lsock *sock_ack_owed; /* sockets whose delayed ACK lsock_flush_acks sends */
     struct lsock *sock_ack_aged; /* ... owed since before the last flush: sent by the next */
+    /* run-to-wakeup's rings (sock/tcp_ring.c): connections get rings, and
+     * the sockets whose rings the stack thread must service (a lock-free
+     * list application threads push to, the stack thread takes whole). */
+    bool sock_rings;
+    struct lsock *sock_ring_pend;
+
+    /* issue 12: the other stacks of the process (stack_peers.c); NULL
+     * while this is the only one. */
+    struct stack_peers *peers;
 };
 
 /* netif.c */
@@ -45,5 +59,18 @@ int stack_netif_open(struct stack *s, const struct lstack_conf *conf, char *err,
 /* Hand a received frame to lwIP without copying; lwIP owns it afterwards. */
 void stack_netif_input(struct stack *s, const struct nic_pkt *pkt);
 void stack_netif_close(struct stack *s);
+
+/* stack_peers.c (only with several stacks: s->peers != NULL) */
+/* Without the lock, by s's owner: move waiting frames to their inboxes,
+ * take s's inbox, then (when nothing waits) a NIC burst, into pkts (at
+ * most s->burst). Returns how many; the first s->peers->from_inbox of them
+ * came through the inbox (they are never handed on again). */
+unsigned stack_peers_rx(struct stack *s, struct nic_pkt *pkts);
+/* Under the lock, before the filter: hand frames of pkts[0..n) whose
+ * connection lives on another stack to that stack, share ARP replies with
+ * every stack; compacts pkts to the frames s keeps and returns how many. */
+unsigned stack_peers_route(struct stack *s, struct nic_pkt *pkts, unsigned n);
+/* The group's counters of s into st (zeros without a group). */
+void stack_peers_stats(const struct stack *s, struct stack_stats *st);
 
 #endif

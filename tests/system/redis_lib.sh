@@ -264,6 +264,23 @@ r_cli() {
     ip netns exec "$TB_NS_CLI" timeout 30 redis-cli -h "${R_HOSTOF[$name]}" -p "${R_PORTOF[$name]}" "$@"
 }
 
+# r_pipe_roundtrip NAME PREFIX N WIDTH : N SETs of PREFIX:i to value-i-<i
+# zero-padded to WIDTH digits> through one redis-cli --pipe from the client
+# ns, then each read back by a redis-cli of its own (a connection each).
+# Prints how many differ; 1 if any does or the pipe failed.
+r_pipe_roundtrip() {
+    local name="$1" prefix="$2" n="$3" width="$4" i v bad=0
+    for i in $(seq 1 "$n"); do
+        printf 'SET %s:%d value-%d-%0*d\r\n' "$prefix" "$i" "$i" "$width" "$i"
+    done | ip netns exec "$TB_NS_CLI" timeout 30 redis-cli -h "${R_HOSTOF[$name]}" -p "${R_PORTOF[$name]}" \
+        --pipe >/dev/null 2>&1 || { echo "   redis-cli --pipe of $n SETs failed"; return 1; }
+    for i in $(seq 1 "$n"); do
+        v=$(r_cli "$name" get "$prefix:$i")
+        [[ "$v" == "value-$i-$(printf '%0*d' "$width" "$i")" ]] || bad=$((bad + 1))
+    done
+    ((bad == 0)) || { echo "   $bad of $n values read back differ from what was written"; return 1; }
+}
+
 # r_cli_local NAME ARGS... : redis-cli inside the server ns, to 127.0.0.1.
 r_cli_local() {
     local name="$1"
@@ -277,14 +294,21 @@ r_info() {
 }
 
 # r__check_mode LOG : with LSTACK_TEST_STACK_MODE set (issue 12), a stack
-# that says it is up in LOG must say it runs in that mode.
+# that says it is up in LOG must say it runs in that mode, and with
+# LSTACK_TEST_STACKS=N (N > 1) that it runs N stacks.
 r__check_mode() {
     local log="$1" up
     [[ -n "${LSTACK_TEST_STACK_MODE:-}" && -f "$log" ]] || return 0
     up=$(grep -m1 'stack up on' "$log") || return 0
-    [[ "$up" == *"($LSTACK_TEST_STACK_MODE)"* ]] && return 0
-    echo "   the stack does not run in $LSTACK_TEST_STACK_MODE: $up"
-    return 1
+    if [[ "$up" != *"($LSTACK_TEST_STACK_MODE)"* ]]; then
+        echo "   the stack does not run in $LSTACK_TEST_STACK_MODE: $up"
+        return 1
+    fi
+    if [[ "${LSTACK_TEST_STACKS:-1}" -gt 1 && "$up" != *"; $LSTACK_TEST_STACKS stacks"* ]]; then
+        echo "   the process does not run $LSTACK_TEST_STACKS stacks: $up"
+        return 1
+    fi
+    return 0
 }
 
 # r_wait_ready NAME [TIMEOUT_S] : until PING answers PONG from the client ns.

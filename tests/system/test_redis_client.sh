@@ -62,6 +62,13 @@ rcli() { client redis-cli redis-cli -h "$TB_IP_CLI" -p "$KPORT" "$@"; }
 out=$(rcli ping 2>&1)
 [[ "$(tail -n 1 <<<"$out")" == PONG ]] || r_fail "redis-cli ping under $R_TARGET: $out"
 t_ok "redis-cli ping from $R_TARGET: PONG"
+if r_is_lstack && [[ "${LSTACK_TEST_STACKS:-1}" -gt 1 ]]; then # issue 12: redis-client-multi
+    out=$(ip netns exec "$TB_NS_SRV" timeout 300 env LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=redis-cli \
+        LSTACK_CONF_PATH="$R_CONF" redis-cli -h "$TB_IP_CLI" -p "$KPORT" ping 2>&1)
+    echo "$out" >"$T_WORK/cli-up.log"
+    r__check_mode "$T_WORK/cli-up.log" || r_fail "redis-cli under $R_TARGET: not $LSTACK_TEST_STACKS stacks"
+    t_ok "the clients run $LSTACK_TEST_STACKS stacks: $(grep -m1 -o 'stack up on.*' <<<"$out")"
+fi
 
 # Where the connection came from: the server's CLIENT LIST, asked by a
 # redis-cli in the same process as the connection it shows.

@@ -77,16 +77,7 @@ R_BENCH_TIMEOUT=300 r_bench srv -c 50 -n 10000 --threads 2 -t set,get,incr,lpush
     r_fail "redis-benchmark --threads 2 against io-threads redis"
 t_ok "redis-benchmark -c 50 --threads 2 SET/GET/INCR/LPUSH: no errors"
 
-for i in $(seq 1 50); do
-    printf 'SET rtw:%d value-%d-%s\r\n' "$i" "$i" "$(printf '%0200d' "$i")"
-done | ip netns exec "$TB_NS_CLI" timeout 30 redis-cli -h "$R_HOST" -p "$R_PORT" --pipe >/dev/null 2>&1 ||
-    r_fail "redis-cli --pipe of 50 SETs"
-bad=0
-for i in $(seq 1 50); do
-    v=$(r_cli srv get "rtw:$i")
-    [[ "$v" == "value-$i-$(printf '%0200d' "$i")" ]] || bad=$((bad + 1))
-done
-((bad == 0)) || r_fail "$bad of 50 values read back differ from what was written"
+r_pipe_roundtrip srv rtw 50 200 || r_fail "50 SETs through a pipe, read back"
 t_ok "50 values written through a pipe read back unchanged"
 
 r_idle_start srv || r_fail "idle client"

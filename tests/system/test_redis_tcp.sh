@@ -74,7 +74,7 @@ else
     ((rss1 - rss0 < 65536)) || r_soft_fail "redis RSS grew by $(((rss1 - rss0) / 1024)) MiB during the flood"
     if [[ -n "$ck0" ]]; then
         ck1=$(r_stat srv syncookies_sent)
-        for k in drop_syn syncookies_recv syncookies_failed port_imissed sockets; do
+        for k in drop_syn drop_syn_shed syncookies_recv syncookies_failed port_imissed sockets; do
             echo "   stackctl: $k $(r_stat srv $k)"
         done
         echo "   stackctl: syncookies_sent +$((ck1 - ck0))"

@@ -14,6 +14,10 @@
 #   LSTACK_TB      name prefix (default "lstk"; [a-z0-9], at most 13 characters)
 #   TB_HUGEPAGES   minimum number of 2 MiB hugepages to reserve (default 512)
 #   TB_CPU         lcore given to lstackd (default 0)
+#   LSTACK_TEST_STACKS  N > 1 (issue 12): tb_write_conf lists CPUs 0..N-1 in
+#                  num_cpus and the af_packet port gets qpairs=N, so a server
+#                  under the preload with LSTACK_TEST_STACK_MODE=run-to-wakeup
+#                  runs N stacks (the sem-multi test)
 #   TB_BRIDGE      1: put a third namespace "${LSTACK_TB}-br" between client
 #                  and server, where tb_start_bridge runs lossy_bridge (loss,
 #                  duplication, reordering, delay, corruption; see
@@ -373,7 +377,7 @@ tb_del_kernel_addr() {
 #   (redirect to the socket bound to the queue), removed when the stack exits.
 tb_vdev() {
     case "$TB_PMD" in
-    af_packet) echo "net_af_packet0,iface=$TB_IF_SRV,framecnt=4096" ;;
+    af_packet) echo "net_af_packet0,iface=$TB_IF_SRV,framecnt=4096${LSTACK_TEST_STACKS:+,qpairs=$LSTACK_TEST_STACKS}" ;;
     af_xdp) echo "net_af_xdp0,iface=$TB_IF_SRV,start_queue=0,queue_count=1" ;;
     *) tb_die "TB_PMD='$TB_PMD': af_packet or af_xdp"; return 1 ;;
     esac
@@ -429,7 +433,13 @@ tb_write_conf() {
         [[ -n "${override[host_addr]:-}" ]] || echo "host_addr = \"$TB_IP_STACK\";"
         [[ -n "${override[mask_addr]:-}" ]] || echo "mask_addr = \"$TB_MASK\";"
         [[ -n "${override[gateway_addr]:-}" ]] || echo "gateway_addr = \"$TB_IP_CLI\";"
-        [[ -n "${override[num_cpus]:-}" ]] || echo "num_cpus = \"$TB_CPU\";"
+        if [[ -n "${override[num_cpus]:-}" ]]; then
+            :
+        elif [[ "${LSTACK_TEST_STACKS:-1}" -gt 1 ]]; then
+            echo "num_cpus = \"0-$((LSTACK_TEST_STACKS - 1))\";" # issue 12: one stack per CPU
+        else
+            echo "num_cpus = \"$TB_CPU\";"
+        fi
         [[ -n "${override[tcp_conn_count]:-}" ]] || echo "tcp_conn_count = 64;"
         [[ -n "${override[mbuf_count_per_conn]:-}" ]] || echo "mbuf_count_per_conn = 32;"
         # issue 12: LSTACK_TEST_STACK_MODE=run-to-wakeup runs a test in that mode.

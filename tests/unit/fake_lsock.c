@@ -1,6 +1,7 @@
 /*
- * fake_lsock.c - see fake_lsock.h. Implements the two lsock.h calls the
- * event layer makes (lsock_events, lsock_watchers), and tells the watchers
+ * fake_lsock.c - see fake_lsock.h. Implements the lsock.h calls the event
+ * layer makes (lsock_events, lsock_events_told, lsock_watchers, lsock_hold,
+ * lsock_release), and tells the watchers
  * with the sock layer's own lsock_watchers_tell.
  */
 #include "fake_lsock.h"
@@ -21,9 +22,17 @@ struct lsock {
     struct lsock_watcher *watchers;
 };
 
+unsigned long fake_lsock_checks;
+
 uint32_t lsock_events(const struct lsock *s)
 {
+    fake_lsock_checks++;
     return s->ev;
+}
+
+uint32_t lsock_events_told(const struct lsock *s)
+{
+    return s->ev; /* fake_lsock_set tells at once */
 }
 
 /* Fake sockets are freed by the test itself, never under a wait. */

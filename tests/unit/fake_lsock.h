@@ -24,6 +24,9 @@ void fake_sock_close(int fd, struct lsock *s);
 /* Set its readiness and tell the event layer (takes rt_lock). */
 void fake_lsock_set(struct lsock *s, uint32_t ev);
 
+/* Calls of lsock_events so far (the event layer's readiness checks). */
+extern unsigned long fake_lsock_checks;
+
 /* Head of its watcher list. */
 struct lsock_watcher *fake_lsock_watchers(struct lsock *s);
 

@@ -247,8 +247,8 @@ static bool t_cpulist_good(void)
 
 static bool t_cpulist_bad(void)
 {
-    return bad("cpulist_bad", 2, "num_cpus", "1-3",
-               "lists 3 CPUs: several stacks are not supported yet", "1 CPU id 0..1023");
+    return bad("cpulist_bad", 2, "num_cpus", "0-8",
+               "lists 9 CPUs: more than 8 stacks are not supported yet", "1 to 8 CPU ids 0..1023");
 }
 
 static bool t_syntax_good(void) { return good("syntax_good"); }
@@ -399,7 +399,7 @@ static const struct conf_test file_tests[] = {
     { "not built yet: good (default)", t_pending_good },
     { "not built yet: bad (udp_enable 1)", t_pending_bad },
     { "CPU list: good (one CPU)", t_cpulist_good },
-    { "CPU list: bad (several stacks)", t_cpulist_bad },
+    { "CPU list: bad (more stacks than supported)", t_cpulist_bad },
     { "syntax: good", t_syntax_good },
     { "syntax: bad, file:line", t_syntax_bad },
     { "unreadable: good", t_unreadable_good },
@@ -436,10 +436,12 @@ int main(int argc, char **argv)
     }
     fixtures = argv[1];
     sample = argv[2];
-    printf("1..%zu\n", nfile + conf_value_ntests + conf_kind_ntests + conf_policy_ntests);
+    printf("1..%zu\n", nfile + conf_value_ntests + conf_kind_ntests + conf_policy_ntests +
+           conf_affinity_ntests);
     failed += run(file_tests, nfile, &num);
     failed += run(conf_value_tests, conf_value_ntests, &num);
     failed += run(conf_kind_tests, conf_kind_ntests, &num);
     failed += run(conf_policy_tests, conf_policy_ntests, &num);
+    failed += run(conf_affinity_tests, conf_affinity_ntests, &num);
     return failed > 0 ? 1 : 0;
 }

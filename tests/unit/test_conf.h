@@ -2,7 +2,8 @@
  * test_conf.h - shared by the files of the conf unit test: test_conf.c
  * (helpers, fixtures, main), test_conf_values.c (value parsers, addresses),
  * test_conf_kinds.c (key kinds, lists, report, format, path) and
- * test_conf_policy.c (init_fail of a failed conf, LSTACK_INIT_FAIL).
+ * test_conf_policy.c (init_fail of a failed conf, LSTACK_INIT_FAIL) and
+ * test_conf_affinity.c (app_bind_numa, app_exclude_cpus, main_thread_affinity).
  */
 #ifndef LSTACK_TEST_CONF_H
 #define LSTACK_TEST_CONF_H
@@ -30,6 +31,8 @@ extern const struct conf_test conf_kind_tests[];
 extern const size_t conf_kind_ntests;
 extern const struct conf_test conf_policy_tests[];
 extern const size_t conf_policy_ntests;
+extern const struct conf_test conf_affinity_tests[]; /* test_conf_affinity.c */
+extern const size_t conf_affinity_ntests;
 
 /* Print a TAP diagnostic and return false unless cond. */
 bool expect(bool cond, const char *what);

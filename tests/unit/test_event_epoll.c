@@ -80,6 +80,11 @@ static void t_ctl_errors(void)
     fake_sock_close(fd2, s2);
     check(epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL) == 0, "ctl: DEL");
     check(is_err(epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL), ENOENT), "ctl: second DEL: ENOENT");
+    /* DEL parks the item (event/epoll.c): invisible but to the next ADD. */
+    check(is_err(ep_mod(ep, fd, EPOLLIN, 4), ENOENT), "ctl: MOD after DEL: ENOENT");
+    check(ep_add(ep, fd, EPOLLIN, 5) == 0, "ctl: ADD after DEL");
+    check(is_err(ep_add(ep, fd, EPOLLIN, 5), EEXIST), "ctl: ... then a second ADD: EEXIST");
+    check(epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL) == 0, "ctl: DEL after that");
     check(ep_add(ep, p[0], EPOLLIN, 3) == 0 && is_err(ep_add(ep, p[0], EPOLLIN, 3), EEXIST),
           "ctl: a kernel fd goes to the kernel set");
     struct epoll_event out[4];
@@ -111,6 +116,9 @@ static void t_triggers(void)
           "LT: MOD changes interest and data (EPOLLRDNORM with EPOLLIN)");
     epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
     check(ep_wait(ep, out, 4, 0) == 0, "DEL: a deleted socket is not reported");
+    fake_lsock_set(s, EPOLLIN);
+    check(ep_wait(ep, out, 4, 0) == 0, "DEL: ... nor after a change of its readiness");
+    fake_lsock_set(s, EPOLLIN | EPOLLOUT);
 
     ep_add(ep, fd, EPOLLIN | EPOLLET, 9);
     check(ep_wait(ep, out, 4, 0) == 1, "ET: reported once on ADD");
@@ -126,6 +134,23 @@ static void t_triggers(void)
     check(ep_wait(ep, out, 4, 0) == 0, "ONESHOT: disabled after that, changes or not");
     ep_mod(ep, fd, EPOLLIN | EPOLLONESHOT, 11);
     check(ep_wait(ep, out, 4, 0) == 1 && out[0].data.u64 == 11, "ONESHOT: MOD re-arms it");
+    epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+
+    /* A level-triggered item stays queued after its report; the change
+     * that drains it takes it off (its watcher sees the socket's events):
+     * the next wait does not check it again. */
+    ep_add(ep, fd, EPOLLRDNORM, 13);
+    fake_lsock_set(s, EPOLLIN);
+    n = ep_wait(ep, out, 4, 0);
+    check(n == 1 && out[0].events == EPOLLRDNORM, "LT: EPOLLRDNORM alone is reported (EPOLLIN set)");
+    fake_lsock_set(s, 0);
+    unsigned long checks = fake_lsock_checks;
+    n = ep_wait(ep, out, 4, 0);
+    if (!check(n == 0 && fake_lsock_checks == checks, "LT: drained after its report, the item is not checked by the next wait"))
+        printf("# %lu checks, %d events\n", fake_lsock_checks - checks, n);
+    fake_lsock_set(s, EPOLLIN);
+    check(ep_wait(ep, out, 4, 0) == 1, "LT: ... and reported again when data comes");
+    fake_lsock_set(s, 0);
     epfd_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
 
     ep_add(ep, fd, EPOLLOUT, 12);

@@ -5,7 +5,9 @@
  * all-0xff bytes (the most carries); and RFC 1071's worked example.
  * inet_csum_native is lwIP's LWIP_CHKSUM (lwipopts.h): the two stacks of the
  * other tests would agree with each other on a wrong sum, so this test is
- * what ties it to the definition.
+ * what ties it to the definition. The same for the TCP and IPv4 header
+ * fields the stack fills in on a port without checksum offload
+ * (inet_frame_csum_fill) and the filter's TCP check.
  */
 #include <arpa/inet.h>
 #include <stdint.h>
@@ -70,6 +72,101 @@ static void sweep(const char *what, const uint8_t *buf)
     checkf(bad_carry == 0, "%s: a carried-in sum is added with end-around carry (%d differ)", what, bad_carry);
 }
 
+/* The reference TCP checksum field of the IPv4 packet at ip: pseudo header
+ * and segment with the field as zero, inverted. */
+static uint16_t ref_tcp_field(const uint8_t *ip, size_t ihl, size_t tot)
+{
+    uint8_t ph[12];
+    memcpy(ph, ip + 12, 8);
+    ph[8] = 0;
+    ph[9] = 6;
+    ph[10] = (uint8_t)((tot - ihl) >> 8);
+    ph[11] = (uint8_t)(tot - ihl);
+    uint32_t s = ref_add(0, ph, 12);
+    s = ref_add(s, ip + ihl, 16);
+    s = ref_add(s, ip + ihl + 18, tot - ihl - 18);
+    return (uint16_t)~s;
+}
+
+/* An Ethernet frame at f with a random IPv4 packet (header ihl bytes,
+ * total tot) carrying proto, both checksum fields garbage. */
+static void rand_frame(uint8_t *f, size_t ihl, size_t tot, uint8_t proto, uint16_t frag)
+{
+    for (size_t i = 0; i < 14 + tot; i++)
+        f[i] = (uint8_t)rand();
+    f[12] = 0x08;
+    f[13] = 0x00;
+    uint8_t *ip = f + 14;
+    ip[0] = (uint8_t)(0x40 | ihl / 4);
+    ip[2] = (uint8_t)(tot >> 8);
+    ip[3] = (uint8_t)tot;
+    ip[6] = (uint8_t)(frag >> 8);
+    ip[7] = (uint8_t)frag;
+    ip[9] = proto;
+}
+
+/* inet_frame_csum_fill (the stack's software checksum offload),
+ * inet_tcp_csum and inet_tcp_verify against the reference: TCP segments of
+ * 20-300 bytes behind headers of 20-60 bytes at 8 offsets. */
+static void frames(void)
+{
+    static uint8_t buf[14 + 60 + 300 + 8];
+    int bad_ip = 0, bad_tcp = 0, bad_csum = 0, bad_verify = 0, bad_flip = 0;
+    srand(793);
+    for (size_t ihl = 20; ihl <= 60; ihl += 8)
+        for (size_t tcplen = 20; tcplen <= 300; tcplen += 7)
+            for (size_t off = 0; off < 8; off++) {
+                uint8_t *f = buf + off, *ip = f + 14;
+                size_t tot = ihl + tcplen;
+                rand_frame(f, ihl, tot, 6, 0x4000); /* DF: whole */
+                int r = inet_frame_csum_fill(f, 14 + tot + (off & 1)); /* padding after the packet */
+                uint8_t h[60];
+                memcpy(h, ip, ihl);
+                h[10] = h[11] = 0;
+                uint16_t ipf = (uint16_t)~ref_add(0, h, ihl);
+                bad_ip += r != 1 || (uint16_t)(ip[10] << 8 | ip[11]) != ipf;
+                bad_tcp += (uint16_t)(ip[ihl + 16] << 8 | ip[ihl + 17]) != ref_tcp_field(ip, ihl, tot);
+                bad_csum += inet_tcp_csum(ip, ihl, tot) != ref_tcp_field(ip, ihl, tot) ||
+                            inet_ip_csum(ip, ihl) != ipf;
+                bad_verify += !inet_tcp_verify(ip, ihl, tot);
+                size_t bit = (size_t)rand() % (tcplen * 8);
+                ip[ihl + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+                bad_flip += inet_tcp_verify(ip, ihl, tot);
+            }
+    checkf(bad_ip == 0, "inet_frame_csum_fill: the IPv4 header checksum is the reference's (%d wrong)", bad_ip);
+    checkf(bad_tcp == 0, "inet_frame_csum_fill: the TCP checksum is the reference's (%d wrong)", bad_tcp);
+    checkf(bad_csum == 0, "inet_tcp_csum and inet_ip_csum give the reference's fields (%d wrong)", bad_csum);
+    checkf(bad_verify == 0, "inet_tcp_verify accepts every filled-in segment (%d refused)", bad_verify);
+    checkf(bad_flip == 0, "inet_tcp_verify refuses a segment with one bit flipped (%d accepted)", bad_flip);
+
+    /* A fragment: its header is summed, its TCP field is not touched. */
+    uint8_t *f = buf, *ip = f + 14;
+    rand_frame(f, 20, 120, 6, 0x2000); /* MF */
+    uint8_t th16 = ip[20 + 16], th17 = ip[20 + 17];
+    int r = inet_frame_csum_fill(f, 14 + 120);
+    checkf(r == 1 && inet_ip_hdr_ok(ip, 20) && ip[36] == th16 && ip[37] == th17,
+           "a fragment gets its header checksum, its TCP bytes stay (returned %d)", r);
+    /* ICMP: the header only. */
+    rand_frame(f, 20, 64, 1, 0);
+    uint8_t before[64];
+    memcpy(before, ip + 20, 64 - 20);
+    r = inet_frame_csum_fill(f, 14 + 64);
+    checkf(r == 1 && inet_ip_hdr_ok(ip, 20) && memcmp(before, ip + 20, 64 - 20) == 0,
+           "ICMP gets its header checksum, its own bytes stay");
+    /* Not IPv4, or a total length past the frame: left as it was. */
+    rand_frame(f, 20, 64, 6, 0);
+    f[12] = 0x08;
+    f[13] = 0x06; /* ARP */
+    uint8_t copy[14 + 64];
+    memcpy(copy, f, sizeof(copy));
+    r = inet_frame_csum_fill(f, sizeof(copy));
+    checkf(r == 0 && memcmp(copy, f, sizeof(copy)) == 0, "an ARP frame is left as it was");
+    rand_frame(f, 20, 64, 6, 0);
+    memcpy(copy, f, sizeof(copy));
+    r = inet_frame_csum_fill(f, 14 + 63);
+    checkf(r == 0 && memcmp(copy, f, sizeof(copy)) == 0, "an IPv4 total length past the frame: left as it was");
+}
+
 int main(void)
 {
     static uint8_t buf[320];
@@ -80,6 +177,7 @@ int main(void)
     memset(buf, 0xff, sizeof(buf));
     sweep("all 0xff", buf);
     large();
+    frames();
 
     /* inet_ip_hdr_ok against the reference: headers of 20-60 bytes at
      * every offset, with the right field, then with one bit flipped. */

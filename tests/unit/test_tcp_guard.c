@@ -31,6 +31,7 @@
 #define RAW_HI 30000
 #define SEEN_MAX 4096
 #define B_MAX_SOCKS 8 /* B's tcp_conn_count (first bed) */
+#define B_BURST 32    /* B's nic_read_number (the floods' bed): the memory port's burst */
 
 static struct stack *A, *B;
 static struct nic *nic_a, *nic_b;
@@ -385,15 +386,16 @@ static void test_conn_limit(struct lsock *l)
 
 /* ---- 4. SYN floods: each listener's SYN queue is bounded, then cookies ---- */
 
-/* Send SYNs from n raw ports starting at port0 to B:dport, in batches that
- * B drains in between (the memory port holds 1024 frames). Returns the
- * SYN-ACKs seen; the last one for port0 + n - 1 in *last, if not NULL. */
-static unsigned raw_syn_flood(uint16_t port0, unsigned n, uint16_t dport, struct raw_seg *last)
+/* Send SYNs from n raw ports starting at port0 to B:dport, in batches of
+ * batch frames that B drains in between (the memory port holds 1024
+ * frames). Returns the SYN-ACKs seen; the last one for port0 + n - 1 in
+ * *last, if not NULL. */
+static unsigned raw_syn_batches(uint16_t port0, unsigned n, uint16_t dport, struct raw_seg *last, unsigned batch)
 {
     unsigned synacks = 0;
     for (unsigned done = 0; done < n;) {
         unsigned from = seen.n;
-        for (unsigned k = 0; k < 256 && done < n; k++, done++)
+        for (unsigned k = 0; k < batch && done < n; k++, done++)
             raw_send((uint16_t)(port0 + done), dport, TH_SYN, 100000u + done, 0, 1460, NULL, 0);
         drain();
         for (unsigned i = from; i < seen.n; i++) {
@@ -407,6 +409,14 @@ static unsigned raw_syn_flood(uint16_t port0, unsigned n, uint16_t dport, struct
         seen.n = from; /* the flood's answers are counted, not kept */
     }
     return synacks;
+}
+
+/* raw_syn_batches in batches B's rounds take whole (fewer than its
+ * nic_read_number, B_BURST): no round's burst comes back full, so no SYN
+ * cookie budget applies (test_cookie_budget has the full rounds). */
+static unsigned raw_syn_flood(uint16_t port0, unsigned n, uint16_t dport, struct raw_seg *last)
+{
+    return raw_syn_batches(port0, n, dport, last, B_BURST - 1);
 }
 
 /* Reset the half-open connections of raw_syn_flood(port0, n). */
@@ -551,12 +561,49 @@ static void test_syn_cookies(void)
     pump(20);
 }
 
+/* A round whose burst comes back full (the port's receive queue holds more
+ * than a round takes, as under a SYN flood) sends at most B_BURST / 8 SYN
+ * cookies; the SYNs past them are dropped unanswered and counted in
+ * syn_shed, so that the queue drains fast. Rounds that are not full have
+ * no bound. */
+static void test_cookie_budget(void)
+{
+    const uint16_t fport = PORT + 2, port0 = RAW_LO + 3000;
+    const unsigned n = 4 * B_BURST, queued = 4, budget = B_BURST / 8;
+    struct lsock *fl = listener(fport, (int)queued);
+    check(fl != NULL, "budget: a listener with backlog 4");
+    if (fl == NULL)
+        return;
+    struct stack_stats st0, st1;
+    b_stats(&st0);
+    unsigned synacks = raw_syn_batches(port0, n, fport, NULL, n); /* n frames queued at once: 4 full rounds */
+    b_stats(&st1);
+    unsigned long long cookies = delta(st0.syncookies_sent, st1.syncookies_sent);
+    unsigned long long shed = delta(st0.syn_shed, st1.syn_shed);
+    checkf(synacks == queued + 4 * budget && cookies == 4 * budget && shed == n - queued - 4 * budget &&
+               st1.syn_dropped == st0.syn_dropped,
+           "budget: %u SYNs in 4 full rounds of %u: %u half-open, %u cookies (%u a round), the rest shed "
+           "(saw %u SYN-ACKs, %llu cookies, syn_shed %llu, drop_syn +%llu)",
+           n, B_BURST, queued, 4 * budget, budget, synacks, cookies, shed, delta(st0.syn_dropped, st1.syn_dropped));
+    raw_flood_reset(port0, n, fport);
+    /* The same SYNs in rounds that are not full: every one answered. */
+    b_stats(&st0);
+    synacks = raw_syn_flood(port0, n, fport, NULL);
+    b_stats(&st1);
+    checkf(synacks == n && delta(st0.syn_shed, st1.syn_shed) == 0,
+           "budget: %u SYNs in rounds that are not full: all answered (saw %u SYN-ACKs, syn_shed +%llu)", n, synacks,
+           delta(st0.syn_shed, st1.syn_shed));
+    raw_flood_reset(port0, n, fport);
+    lsock_close(fl);
+    pump(20);
+}
+
 /* Open stacks A and B (B with tcp_conn_count b_socks) on a new memory port
  * pair, with the raw peer's tap on B's port. Returns 0 or -1 (reported). */
 static int bed_open(struct lstack_conf *ca, struct lstack_conf *cb, int b_socks)
 {
     char err[512], b_extra[64];
-    snprintf(b_extra, sizeof(b_extra), "tcp_conn_count = %d;", b_socks);
+    snprintf(b_extra, sizeof(b_extra), "tcp_conn_count = %d; nic_read_number = %d;", b_socks, B_BURST);
     if (pair_conf(ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 64;") != 0 ||
         pair_conf(cb, "198.18.0.1", "198.18.0.2", b_extra) != 0) {
         check(0, "configs parse");
@@ -606,6 +653,7 @@ int main(void)
     if (bed_open(&ca, &cb, 4200) != 0)
         return tap_done();
     test_syn_cookies();
+    test_cookie_budget();
     bed_close(&ca, &cb);
     return tap_done();
 }

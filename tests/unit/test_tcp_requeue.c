@@ -3,7 +3,9 @@
  * docs/reliability.md "The intermittent hang"): the segments the SACK
  * recovery queued for sending again (the redis-loss hang, lwIP patch
  * 0011), and a lost retransmission with nothing else in flight (the tail
- * loss probe after a timeout, patch 0013; test_probe_after_timeout).
+ * loss probe after a timeout, patch 0013; test_probe_after_timeout), and
+ * a retransmission after a timeout lost again while later ones are SACKed
+ * (patch 0014; test_sack_after_timeout).
  *
  * Stack B sends to a raw peer (raw_tcp.h: segments built by hand, posing
  * as 198.18.0.2 from a port stack A never uses, injected into B's receive
@@ -17,7 +19,7 @@
  * unacked. The peer then stays silent until B's retransmission timeout,
  * and acks s0..s30.
  *
- * Without patch 0014 the timeout put unacked (s0..s30, s36..s39) in front
+ * Without patch 0011 the timeout put unacked (s0..s30, s36..s39) in front
  * of unsent (s31..s35); the ACK freed s0..s30 and left s36 at the head of
  * unsent, 5 segments past the cumulative ACK, which the one-segment window
  * after a timeout never fits: B sent nothing more, and every further
@@ -256,21 +258,18 @@ static void test_requeue(struct lsock *l)
     lsock_close(s);
 }
 
-/* Patch 0013: after a timeout the window is one segment; when that
- * retransmission is lost too, nothing else in flight brings an ACK. The
- * tail loss probe sends it again after 2 slow ticks (50-150 ms); without
- * the patch the next copy waited for the doubled RTO. The peer acks
- * nothing: the copies are the probe's (before the timeout, patch 0010),
- * the timeout's, and the probe's after it. */
-static void test_probe_after_timeout(struct lsock *l)
+/* raw_connect from the raw peer's port (raw_port becomes it), then a few
+ * exchanges of 100 bytes, each acked at once by the peer, so that B
+ * measures the RTT (its RTO becomes 250 ms). Returns the accepted socket
+ * or NULL; *acked_out is B's next sequence number after the exchanges. */
+static struct lsock *raw_connect_measured(struct lsock *l, uint16_t port, uint32_t iss, uint32_t *acked_out)
 {
-    raw_port = 21001;
-    const uint32_t iss = 9000, mine = iss + 1;
+    raw_port = port;
+    const uint32_t mine = iss + 1;
     uint32_t b_next = 0;
     struct lsock *s = raw_connect(l, iss, &b_next);
     if (s == NULL)
-        return;
-    /* a few exchanges: B measures the RTT */
+        return NULL;
     uint32_t acked = b_next;
     for (int i = 0; i < 5; i++) {
         unsigned from = seen.n;
@@ -282,6 +281,23 @@ static void test_probe_after_timeout(struct lsock *l)
             pair_pump(A, B, 3);
         }
     }
+    *acked_out = acked;
+    return s;
+}
+
+/* Patch 0013: after a timeout the window is one segment; when that
+ * retransmission is lost too, nothing else in flight brings an ACK. The
+ * tail loss probe sends it again after 2 slow ticks (50-150 ms); without
+ * the patch the next copy waited for the doubled RTO. The peer acks
+ * nothing: the copies are the probe's (before the timeout, patch 0010),
+ * the timeout's, and the probe's after it. */
+static void test_probe_after_timeout(struct lsock *l)
+{
+    const uint32_t iss = 9000, mine = iss + 1;
+    uint32_t acked = 0;
+    struct lsock *s = raw_connect_measured(l, 21001, iss, &acked);
+    if (s == NULL)
+        return;
     /* one segment, never acked: its timeout copy, then the next copy */
     unsigned from = seen.n;
     write_all(s, 100);
@@ -304,6 +320,53 @@ static void test_probe_after_timeout(struct lsock *l)
                "... the third copy %.0f ms after the timeout's (probe: 50-150 ms; the doubled RTO: 400 ms or "
                "more; the probe came after %.0f ms, the timeout after %.0f ms)",
                t[2] - t[1], t[0] - t_sent, t[1] - t_sent);
+    raw_send(TH_RST, mine, 0, 0, 0, 0, NULL, NULL);
+    pair_pump(A, B, 3);
+    lsock_close(s);
+}
+
+/* Patch 0014: SACK during the go-back-N after a timeout. Four segments
+ * s0..s3 go unacked until B's timeout resends s0; the peer acks s0 (the
+ * window, now two segments, sends s1 and s2), then loses s1 again and
+ * SACKs s2. Every segment sent since the timeout above s1 is SACKed, so s1
+ * is lost again and goes out at once; without the patch the go-back-N
+ * ignored the SACK: s1 waited for the tail loss probe (which sends the
+ * last segment, s2) and then the doubled RTO. */
+static void test_sack_after_timeout(struct lsock *l)
+{
+    const uint32_t iss = 11000, mine = iss + 1;
+    uint32_t acked = 0;
+    struct lsock *s = raw_connect_measured(l, 21002, iss, &acked);
+    if (s == NULL)
+        return;
+    const uint32_t s0 = acked, s1 = s0 + MSS, s2 = s1 + MSS, s3 = s2 + MSS;
+    unsigned from = seen.n;
+    write_all(s, 4 * MSS);
+    pair_pump(A, B, 3);
+    check(sent_at(from, s0) >= 0 && sent_at(from, s3) >= 0, "timeout: B sends s0..s3, which the peer does not ack");
+    int orig = sent_at(from, s0);
+    double t0 = now_ms();
+    int rto = -1;
+    while (orig >= 0 && rto < 0 && now_ms() - t0 < 3000) {
+        pair_pump(A, B, 1);
+        for (unsigned k = (unsigned)orig + 1; k < seen.n && rto < 0; k++)
+            if (seen.len[k] > 0 && seen.seq[k] == s0)
+                rto = (int)k;
+    }
+    checkf(rto >= 0, "timeout: B's timeout resends s0 after %.0f ms", now_ms() - t0);
+    from = seen.n;
+    raw_send(TH_ACK, mine, s1, 0, 0, 0, NULL, NULL);
+    pair_pump(A, B, 3);
+    checkf(sent_at(from, s1) >= 0 && sent_at(from, s2) >= 0 && sent_at(from, s3) < 0,
+           "timeout: the ACK of s0 opens the window to two segments: s1 and s2 go out again (%u segments sent)",
+           seen.n - from);
+    from = seen.n;
+    raw_send(TH_ACK, mine, s1, 0, 0, 1, &s2, &s3);
+    pair_pump(A, B, 3);
+    checkf(sent_at(from, s1) >= 0,
+           "timeout: s1 lost again, s2 SACKed: B sends s1 again at once (saw %u segments in 3 rounds; without "
+           "patch 0014: none before the tail loss probe)",
+           seen.n - from);
     raw_send(TH_RST, mine, 0, 0, 0, 0, NULL, NULL);
     pair_pump(A, B, 3);
     lsock_close(s);
@@ -339,6 +402,7 @@ int main(void)
     if (rc == 0) {
         test_requeue(l);
         test_probe_after_timeout(l);
+        test_sack_after_timeout(l);
     }
     if (l)
         lsock_close(l);

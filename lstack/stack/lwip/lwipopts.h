@@ -100,15 +100,23 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define IP_REASS_MAX_PBUFS LSTACK_REASS_MAX_PBUFS
 #endif
 
-/* ---- checksums: per netif, so they follow the port's offloads ---- */
+/* ---- checksums: lwIP computes and checks ICMP's only (stack/netif.c) ----
+ * The IPv4 header and TCP checksums of what lwIP sends are filled in by the
+ * port's offload, or in software by the netif's linkoutput as the frame is
+ * copied out (common/inet_csum.c inet_frame_csum_fill: one pass over the
+ * frame, where lwIP summed the payload at tcp_write, the pseudo header and
+ * TCP header at output and the IPv4 header apart); the IPv4 header and TCP
+ * checksums of what arrives are checked by the port or the frame filter.
+ * lwIP's TCP check stays compiled in, switched on per netif only while an
+ * IPv4 fragment is input (its datagram is checked after reassembly). */
 #define LWIP_CHECKSUM_CTRL_PER_NETIF 1
-#define CHECKSUM_GEN_IP 1
-#define CHECKSUM_GEN_TCP 1
+#define CHECKSUM_GEN_IP 0
+#define CHECKSUM_GEN_TCP 0
 #define CHECKSUM_GEN_ICMP 1
 #define CHECKSUM_CHECK_IP 1
 #define CHECKSUM_CHECK_TCP 1
 #define CHECKSUM_CHECK_ICMP 1
-#define LWIP_CHECKSUM_ON_COPY 1    /* sum the payload while copying it in */
+#define LWIP_CHECKSUM_ON_COPY 0    /* no payload sum at tcp_write: linkoutput sums the frame */
 /* The sums lwIP does compute: lstack's routine (common/inet_csum.c, 16
  * bytes a step; lwIP's own takes 2), compiled into the library. */
 #include "common/inet_csum.h"
@@ -161,10 +169,17 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define LSTACK_TCP_TLP_IN_RTO 1
 #endif
 /* A timeout requeues the segments for the go-back-N in sequence order
- * (patch 0014: segments waiting on unsent to be sent again no longer end
+ * (patch 0011: segments waiting on unsent to be sent again no longer end
  * up behind higher ones, which could stall a connection for good). */
 #ifndef LSTACK_TCP_REQUEUE_SORTED
 #define LSTACK_TCP_REQUEUE_SORTED 1
+#endif
+/* SACK blocks keep marking segments during the go-back-N after a timeout,
+ * and a segment sent since the timeout is sent again at once when
+ * LSTACK_TCP_DUPTHRESH segments sent after it are SACKed (patch 0014), not
+ * at the probe or the doubled RTO. */
+#ifndef LSTACK_TCP_SACK_IN_RTO
+#define LSTACK_TCP_SACK_IN_RTO 1
 #endif
 /* Out-of-order data is dropped after 20 s without an incoming segment
  * (patch 0012); lwIP's 6 x RTO was 1.5 s with the RTO above, shorter than

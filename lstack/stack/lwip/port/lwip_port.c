@@ -29,6 +29,15 @@ uint16_t lstack_tcp_port_lo = 32768, lstack_tcp_port_hi = 60999;
 static void (*port_log)(const char *msg);
 static uint64_t rand_state;
 
+int lstack_lwip_port_range(uint16_t lo, uint16_t hi)
+{
+    if (lo == 0 || lo > hi || lo < lstack_tcp_port_lo || hi > lstack_tcp_port_hi)
+        return -EINVAL;
+    lstack_tcp_port_lo = lo;
+    lstack_tcp_port_hi = hi;
+    return 0;
+}
+
 int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_limits *out)
 {
     if (c->rcv_wnd < c->mss || c->rcv_wnd > LSTACK_TCP_WND_MAX || (c->rcv_wnd >> LSTACK_TCP_RCV_SCALE) == 0)
@@ -76,7 +85,7 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
     rc = lstack_port_hash_init(c->pcb_hint, lstack_lwip_rand());
     if (rc != 0)
         return rc;
-    lstack_port_syn_init(c->sock_room, c->sock_room_ctx);
+    lstack_port_syn_init(c->sock_room, c->sock_room_ctx, c->cookie_budget);
     *out = (struct lstack_lwip_limits){
         .rcv_wnd = lstack_tcp_wnd,
         .snd_buf = lstack_tcp_snd_buf,

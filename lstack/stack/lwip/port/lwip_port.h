@@ -57,6 +57,12 @@ struct lstack_lwip_conf {
      * NULL: no limit. Called inside lwIP's input, on the owner thread. */
     uint32_t (*sock_room)(void *ctx);
     void *sock_room_ctx;
+    /* SYN cookies the listeners may still send in this poll round: the
+     * stack sets it before each round's frames and lwIP takes one per
+     * cookie; a SYN that would get a cookie while it is 0 is dropped
+     * unanswered (lstack_lwip_syn_stats.shed). NULL: no bound. Read and
+     * written on the owner thread only. */
+    uint32_t *cookie_budget;
 };
 
 /* The values this copy's TCP uses, derived from the conf (lwIP's defaults
@@ -92,6 +98,7 @@ struct lstack_lwip_syn_stats {
     uint64_t cookies_sent;    /* answered by a SYN cookie: the listener's SYN queue was full */
     uint64_t cookies_recv;    /* connections made from a cookie the ACK returned */
     uint64_t cookies_failed;  /* ACKs to a listener, while cookies were out, that carried none */
+    uint64_t shed;            /* not answered: a cookie was due, the round's cookie budget was spent */
 };
 
 /* IPv4 reassembly (ip_reass_stats.c, counted by lwIP's ip4_frag.c through
@@ -111,6 +118,13 @@ struct lstack_lwip_reass_stats {
  * -EINVAL (a value out of range) or -ENOMEM (the arena or the PCB table
  * could not be reserved). Before lwip_init, once. */
 int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_limits *out);
+
+/* Narrow the ephemeral port range to [lo, hi] (lo <= hi, inside the range
+ * configured): several stacks of one process take disjoint parts of it, so
+ * that two of them never pick the same local port for the same peer
+ * (lwIP checks only its own PCBs). Any time after lstack_lwip_configure
+ * (tcp_new_port brings its next port into the range); -EINVAL otherwise. */
+int lstack_lwip_port_range(uint16_t lo, uint16_t hi);
 
 /* While lwIP hands the netif a frame (its linkoutput, inside tcp_output):
  * the MSS the port is to cut it by, if it is a TSO segment, else 0. */

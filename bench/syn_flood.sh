@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# syn_flood.sh - an established connection's latency with and without a SYN
+# flood, lstack against the kernel (issue #10: "established connections
+# served during the flood with p99 at most 2x the no-flood run").
+#
+#   [LSTACK_TB=x] bench/syn_flood.sh [BUILD_DIR] [lstack|kernel|both]
+#
+# Brings up its own namespace bed ("${LSTACK_TB:-lstk}sf", removed on exit)
+# and, for each target (default both, lstack first), starts redis-server in
+# the server namespace, then from the client namespace:
+#   1. `redis_resp.py probe` for FLOOD_S seconds without a flood: one
+#      established connection sending PING every millisecond (p50/p99/max)
+#      and a new connection (connect + PING) every 0.5 s;
+#   2. `hping3 -S -p PORT --flood -a 198.19.0.5 TARGET` (a spoofed source
+#      beyond the bed's subnet: the SYN-ACKs go to the gateway, the client
+#      namespace's kernel, which drops them; nothing resets the half-open
+#      connections), and after 1 s the same probe for FLOOD_S seconds;
+#   3. prints both probes, hping3's count, and (lstack) the stack's SYN
+#      counters and its rounds over the flood (frames per busy round: a round
+#      that takes a full burst, nic_read_number, found the port's receive
+#      ring backed up).
+# The summary line per target: no-flood and flood p50/p99 and the ratio of
+# the p99s (the target: at most 2).
+#
+# Pinning (2 cores): redis-server (every thread) on SERVER_CPU (default 1),
+# hping3 and the probe on FLOOD_CPU (default 0). The kernel redis then
+# handles each SYN in hping3's own softirq on FLOOD_CPU, while lstack's
+# redis polls on SERVER_CPU and does the SYN work there; the probe competes
+# with hping3 for FLOOD_CPU in both runs, and without a flood has it to
+# itself. Other load on the machine moves every figure: print `uptime`
+# beside them (the script does).
+#
+# Environment: FLOOD_S (10), SERVER_CPU (1), FLOOD_CPU (0), NEW_EVERY (0.5),
+# SF_CONF_EXTRA (more lstack.conf lines, e.g. 'nic_read_number = 32;'),
+# SF_NICE=N (a nice value, e.g. -10, for redis, hping3 and the probe
+# alike: less noise from other load on a shared machine; default none),
+# SF_PERF=FILE (perf record of SERVER_CPU for 4 s of the flood into
+# FILE.<target>; the script prints the top of `perf report --sort
+# comm,dso,sym`: where the server CPU's time goes, kernel work included).
+# shellcheck source-path=SCRIPTDIR/..
+set -u
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${1:-$ROOT/build}"
+WHICH="${2:-both}"
+FLOOD_S="${FLOOD_S:-10}"
+SERVER_CPU="${SERVER_CPU:-1}"
+FLOOD_CPU="${FLOOD_CPU:-0}"
+NEW_EVERY="${NEW_EVERY:-0.5}"
+SPOOF=198.19.0.5
+
+# shellcheck disable=SC2034 # read by common.sh
+T_NAME=sf
+# shellcheck source=tests/system/redis_lib.sh
+source "$ROOT/tests/system/redis_lib.sh"
+R_TARGET=lstack
+[[ "$WHICH" == kernel ]] && R_TARGET=kernel
+r_init "$BUILD" python3 hping3 taskset
+[[ -z "${SF_CONF_EXTRA:-}" ]] || r_conf "$R_CONF" 'tcp_conn_count = 1024;' "$SF_CONF_EXTRA"
+
+# probe SECONDS OUT : the probe, pinned to FLOOD_CPU.
+NICE=()
+[[ -z "${SF_NICE:-}" ]] || NICE=(nice -n "$SF_NICE")
+probe() {
+    "${NICE[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" python3 "$R_PY" probe "$(r_host srv)" "$(r_port srv)" \
+        --seconds "$1" --new-every "$NEW_EVERY" >"$2" 2>&1 || true
+}
+
+# snap ARRAY "KEYS" : the stack's counters KEYS (stackctl totals, one call)
+# into the associative array ARRAY (empty values if stackctl fails).
+snap() {
+    local -n into="$1"
+    local k v json
+    json=$(ip netns exec "$TB_NS_SRV" "$T_BUILD/tools/stackctl" -p "$(r_pid srv)" --json --timeout 10 show stats \
+        2>/dev/null) || json=""
+    for k in $2; do into["$k"]=""; done
+    # shellcheck disable=SC2034 # a nameref to the caller's array
+    while read -r k v; do into["$k"]="$v"; done < <(python3 -c '
+import json, sys
+try:
+    t = json.loads(sys.argv[1])["total"]
+except ValueError:
+    sys.exit(0)
+for k in sys.argv[2].split():
+    if k in t:
+        print(k, int(t[k]))' "$json" "$2")
+}
+
+# p50 / p99 of a probe log: "P50 P99"
+lat_of() {
+    sed -n 's/^probe: established: .* p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*/\1 \2/p' "$1"
+}
+
+
+run_target() {
+    local kind="$1" pid c t
+    r_start srv "$kind"
+    r_wait_ready srv || r_fail "redis did not come up"
+    pid=$(r_pid srv)
+    taskset -a -c -p "$SERVER_CPU" "$pid" >/dev/null || r_fail "cannot pin redis to CPU $SERVER_CPU"
+    if [[ -n "${SF_NICE:-}" ]]; then
+        for t in /proc/"$pid"/task/*; do renice -n "$SF_NICE" -p "${t##*/}" >/dev/null; done
+    fi
+    echo "== $kind redis pid $pid on CPU $SERVER_CPU; hping3 and the probe on CPU $FLOOD_CPU; nice ${SF_NICE:-0}; load: $(uptime | sed 's/.*load/load/')"
+    probe "$FLOOD_S" "$T_WORK/$kind-calm.log"
+    sed 's/^/   no flood: /' "$T_WORK/$kind-calm.log"
+
+    local -A c0=() c1=()
+    local keys="rx_packets syncookies_sent syncookies_recv drop_syn drop_syn_shed port_imissed rounds_busy rounds_rx_frames rounds_busy_cycles tsc_hz"
+    if [[ "$kind" == lstack ]]; then
+        snap c0 "$keys"
+    fi
+    "${NICE[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT "$((FLOOD_S + 2))" \
+        hping3 -S -p "$(r_port srv)" --flood -a "$SPOOF" "$(r_host srv)" >"$T_WORK/$kind-hping.log" 2>&1 &
+    local hp=$!
+    R_BG_PIDS+=("$hp")
+    sleep 1
+    local pp=""
+    if [[ -n "${SF_PERF:-}" ]]; then
+        perf record -q -C "$SERVER_CPU" -o "$SF_PERF.$kind" -- sleep 4 >/dev/null 2>&1 &
+        pp=$!
+    fi
+    probe "$FLOOD_S" "$T_WORK/$kind-flood.log"
+    [[ -z "$pp" ]] || wait "$pp"
+    kill -INT "$hp" 2>/dev/null # the flood lasts as long as the probe (timeout passes the signal on)
+    wait "$hp" 2>/dev/null || true
+    sed 's/^/   flood:    /' "$T_WORK/$kind-flood.log"
+    grep -E 'packets (transmitted|tramitted)' "$T_WORK/$kind-hping.log" | sed 's/^/   hping3:   /'
+    if [[ "$kind" == lstack ]]; then
+        local line="   stackctl over the flood:"
+        snap c1 "$keys"
+        for c in $keys; do
+            [[ -n "${c0[$c]}" && -n "${c1[$c]}" && "$c" != tsc_hz ]] && line+=" $c +$((c1[$c] - c0[$c]))"
+        done
+        echo "$line"
+        if [[ -n "${c0[rounds_busy]}" && -n "${c1[rounds_busy]}" ]] && ((c1[rounds_busy] > c0[rounds_busy])); then
+            echo "   frames per busy round: $(((c1[rounds_rx_frames] - c0[rounds_rx_frames]) / (c1[rounds_busy] - c0[rounds_busy])))"
+            awk -v c="$((c1[rounds_busy_cycles] - c0[rounds_busy_cycles]))" -v f="$((c1[rounds_rx_frames] - c0[rounds_rx_frames]))" \
+                -v hz="${c1[tsc_hz]}" 'BEGIN { if (f > 0 && hz > 0) printf "   busy round time per received frame: %.2f us\n", c / f / hz * 1e6 }'
+        fi
+    fi
+    if [[ -n "${SF_PERF:-}" && -f "$SF_PERF.$kind" ]]; then
+        echo "   perf, CPU $SERVER_CPU during the flood (top 25 by samples):"
+        perf report -q -i "$SF_PERF.$kind" --sort comm,dso,sym --stdio 2>/dev/null | grep -v '^$' | head -25 | sed 's/^/   | /'
+    fi
+    local calm flood
+    read -r -a calm <<<"$(lat_of "$T_WORK/$kind-calm.log")"
+    read -r -a flood <<<"$(lat_of "$T_WORK/$kind-flood.log")"
+    if ((${#calm[@]} == 2 && ${#flood[@]} == 2)); then
+        printf 'RESULT %s: no flood p50 %s p99 %s ms; flood p50 %s p99 %s ms; p99 ratio %.2f\n' "$kind" \
+            "${calm[0]}" "${calm[1]}" "${flood[0]}" "${flood[1]}" \
+            "$(awk -v a="${flood[1]}" -v b="${calm[1]}" 'BEGIN{print (b > 0 ? a / b : 0)}')"
+    else
+        echo "RESULT $kind: a probe failed (see above)"
+    fi
+    r_stop srv term || echo "   redis did not exit cleanly"
+    R_NAMES=()
+}
+
+case "$WHICH" in
+lstack | kernel) run_target "$WHICH" ;;
+both)
+    run_target lstack
+    run_target kernel
+    ;;
+*) echo "usage: $0 [BUILD_DIR] [lstack|kernel|both]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,227 @@
+/*
+ * stack_peers.c - one stack among several in a process, each on its own
+ * queue of one port (issue 12): which stack a received frame belongs to,
+ * the handover of frames that reached the wrong queue, and ARP replies
+ * shared with every stack.
+ *
+ * Which stack owns a TCP segment: the one whose connection table (lwIP's
+ * PCB hash: active and TIME_WAIT connections) holds its 4-tuple; when none
+ * does (a SYN to a listener, which every stack has, or a stray segment)
+ * the stack that received it. On a port whose hash we can compute the
+ * frames of a connection reach its stack's queue, and the lookup finds it
+ * at home; on a port whose hash is opaque (af_packet's fanout, a tap) an
+ * outgoing connection's replies, and any flow the port moves (af_packet's
+ * rollover), land anywhere: the receiving stack forwards them through the
+ * handover (nic/handover.h, reached through liblstack_dpdk.so's
+ * nic_handover_api) to the owner's inbox, never drops them. The owner
+ * takes its inbox before its own burst, in the same round, and never hands
+ * a frame on again (a connection that went in between: its own lwIP
+ * answers, as it would a stray segment).
+ *
+ * Ephemeral ports: each stack's lwIP picks its own local ports, and checks
+ * only its own connections; the group splits the range (the kernel's
+ * ip_local_port_range) into one disjoint part per stack, or two stacks
+ * would connect to one peer from one port (the 4-tuple of two connections:
+ * their frames would all go to one of them).
+ *
+ * ARP: a reply to stack B's request may reach A's queue (a port spreads
+ * ARP by its own hash). A gives every other stack a copy (a pbuf of that
+ * stack's lwIP; ARP frames are 60 bytes), so each learns every neighbour
+ * whose reply any queue received. Requests are not shared: every stack
+ * would answer.
+ *
+ * Threads: a round looks into the other stacks' lwIP (the lookup, the ARP
+ * copy), so the stacks of a group must be serialised by one lock
+ * (runtime/stack_ctx.h: the contexts of a process share stack 0's); the
+ * inbox and outbox themselves are lock-free (one consumer, many
+ * producers).
+ *
+ * Rejected: a ring per pair of stacks for ARP (a 60-byte copy under the
+ * lock is cheaper than a ring hop and a buffer of the port); dropping
+ * frames for another stack (the peer retransmits after an RTO); asking the
+ * port to steer (af_packet and tap cannot; an RSS NIC's source-port choice,
+ * nic_steer_pick_port, makes the handover rare but the lookup still
+ * decides).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter/frame_flow.h"
+#include "nic/handover.h"
+#include "stack/stack_priv.h"
+
+/* An inbox holds this many frames (several bursts of every other stack). */
+#define PEERS_INBOX_SLOTS 1024u
+
+struct stack_peers {
+    struct stack *const *all;          /* the group, indexed by stack number */
+    unsigned n;
+    unsigned self;                     /* this stack's index in all */
+    const struct nic_handover_api *ho;
+    struct nic_handover *inbox;        /* this stack's */
+    struct nic_handover_out *outbox;   /* to every stack's inbox */
+    unsigned from_inbox;               /* frames of the current burst taken from the inbox */
+    uint64_t arp_shared;               /* ARP replies copied to the other stacks */
+};
+
+unsigned stack_peers_rx(struct stack *s, struct nic_pkt *pkts)
+{
+    struct stack_peers *p = s->peers;
+    unsigned waiting = p->ho->retry(p->outbox);
+    struct nic_handover_frame f[s->burst];
+    unsigned n = p->ho->take(p->inbox, f, s->burst);
+    /* Any queue of the port frees any of its buffers (nic/handover.h): the
+     * frame is now this stack's like one of its own queue's. */
+    for (unsigned i = 0; i < n; i++)
+        pkts[i] = f[i].pkt;
+    p->from_inbox = n;
+    /* Back-pressure: no new burst while frames wait for an inbox (the
+     * outbox holds one burst). */
+    if (waiting == 0 && n < s->burst)
+        n += s->nic->ops->rx_burst(s->nic, pkts + n, s->burst - n);
+    return n;
+}
+
+/* The stack other than s whose connection table holds t, or -1. */
+static int owner_of(const struct stack_peers *p, const struct frame_flow_tuple *t)
+{
+    for (unsigned i = 0; i < p->n; i++) {
+        if (i == p->self)
+            continue;
+        const struct stack *o = p->all[i];
+        if (o->L.lstack_pcb_hash_lookup(t->local_ip, t->local_port, t->remote_ip, t->remote_port) != NULL)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* Give every other stack's lwIP a copy of an ARP reply (it learns the
+ * sender; the reply is for our address, so lwIP adds the entry). */
+static void share_arp(struct stack *s, const struct nic_pkt *pkt)
+{
+    struct stack_peers *p = s->peers;
+    for (unsigned i = 0; i < p->n; i++) {
+        if (i == p->self)
+            continue;
+        struct stack *o = p->all[i];
+        struct pbuf *q = o->L.pbuf_alloc(PBUF_RAW, (u16_t)pkt->len, PBUF_RAM);
+        if (q == NULL) {
+            o->st.lwip_input_err++;
+            continue;
+        }
+        memcpy(q->payload, pkt->data, pkt->len); /* PBUF_RAM: one contiguous pbuf */
+        if (o->netif.input(q, &o->netif) != ERR_OK) {
+            o->st.lwip_input_err++;
+            o->L.pbuf_free(q);
+        }
+    }
+    p->arp_shared++;
+}
+
+unsigned stack_peers_route(struct stack *s, struct nic_pkt *pkts, unsigned n)
+{
+    struct stack_peers *p = s->peers;
+    unsigned kept = p->from_inbox; /* frames from the inbox are ours */
+    for (unsigned i = p->from_inbox; i < n; i++) {
+        struct frame_flow_tuple t;
+        enum frame_flow_kind k = frame_flow_classify(pkts[i].data, pkts[i].len, &t);
+        if (k == FRAME_FLOW_TCP4 &&
+            s->L.lstack_pcb_hash_lookup(t.local_ip, t.local_port, t.remote_ip, t.remote_port) == NULL) {
+            int to = owner_of(p, &t);
+            struct nic_handover_frame f = {.pkt = pkts[i], .origin = s->nic};
+            /* -ENOBUFS cannot happen: the burst was taken with an empty
+             * outbox, which holds one burst; keep the frame if it did. */
+            if (to >= 0 && p->ho->forward(p->outbox, (unsigned)to, &f) == 0)
+                continue;
+        } else if (k == FRAME_FLOW_ARP_REPLY) {
+            share_arp(s, &pkts[i]);
+        }
+        pkts[kept++] = pkts[i];
+    }
+    p->from_inbox = 0;
+    return kept;
+}
+
+int stack_group_join(struct stack *const *all, unsigned n, const struct nic_handover_api *ho, const int *node,
+                     char *err, size_t errlen)
+{
+    struct nic_handover *inbox[n];
+    struct stack_peers *peers[n];
+    memset(inbox, 0, sizeof(inbox));
+    memset(peers, 0, sizeof(peers));
+    unsigned i;
+    for (i = 0; i < n; i++) {
+        inbox[i] = ho->create(PEERS_INBOX_SLOTS, node != NULL ? node[i] : -1, err, errlen);
+        if (inbox[i] == NULL)
+            goto fail;
+    }
+    for (i = 0; i < n; i++) {
+        peers[i] = calloc(1, sizeof(*peers[i]));
+        if (peers[i] == NULL) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        peers[i]->outbox = ho->out_create(inbox, n, all[i]->burst, err, errlen);
+        if (peers[i]->outbox == NULL)
+            goto fail;
+        peers[i]->all = all;
+        peers[i]->n = n;
+        peers[i]->self = i;
+        peers[i]->ho = ho;
+        peers[i]->inbox = inbox[i];
+    }
+    /* Disjoint ephemeral ports: two stacks must never pick the same local
+     * port for one peer (the 4-tuple would name two connections). */
+    for (i = 0; i < n; i++) {
+        uint32_t lo = all[i]->port_lo, span = (uint32_t)all[i]->port_hi - lo + 1;
+        uint32_t a = lo + span * i / n, b = lo + span * (i + 1) / n - 1;
+        if (span < n || all[i]->L.lstack_lwip_port_range((uint16_t)a, (uint16_t)b) != 0) {
+            snprintf(err, errlen, "the ephemeral port range %u-%u cannot be shared by %u stacks", lo,
+                     all[i]->port_hi, n);
+            goto fail;
+        }
+    }
+    for (i = 0; i < n; i++)
+        all[i]->peers = peers[i];
+    return 0;
+fail:
+    for (i = 0; i < n; i++) {
+        if (peers[i] != NULL && peers[i]->outbox != NULL)
+            ho->out_free(peers[i]->outbox);
+        free(peers[i]);
+    }
+    for (i = 0; i < n; i++)
+        if (inbox[i] != NULL)
+            ho->free(inbox[i]);
+    return -1;
+}
+
+void stack_group_leave(struct stack *const *all, unsigned n)
+{
+    /* Outboxes first: their waiting frames go to pkt_free, not to an
+     * inbox about to go. */
+    for (unsigned i = 0; i < n; i++)
+        if (all[i] != NULL && all[i]->peers != NULL)
+            all[i]->peers->ho->out_free(all[i]->peers->outbox);
+    for (unsigned i = 0; i < n; i++) {
+        if (all[i] == NULL || all[i]->peers == NULL)
+            continue;
+        all[i]->peers->ho->free(all[i]->peers->inbox);
+        free(all[i]->peers);
+        all[i]->peers = NULL;
+    }
+}
+
+void stack_peers_stats(const struct stack *s, struct stack_stats *st)
+{
+    const struct stack_peers *p = s->peers;
+    if (p == NULL)
+        return;
+    struct nic_handover_stats hs;
+    p->ho->stats(p->inbox, p->outbox, &hs);
+    st->handover_in = hs.in;
+    st->handover_out = hs.out;
+    st->handover_waited = hs.waited;
+    st->arp_shared = p->arp_shared;
+}
