@@ -268,6 +268,19 @@ r_cli() {
 # zero-padded to WIDTH digits> through one redis-cli --pipe from the client
 # ns, then each read back by a redis-cli of its own (a connection each).
 # Prints how many differ; 1 if any does or the pipe failed.
+# r_wait_log_ready PID LOG: wait up to 60 s for a line "ready" in LOG, written
+# by background process PID (a client holding connections); true once it is
+# there, false if PID exits first or the time runs out.
+r_wait_log_ready() {
+    local pid=$1 log=$2 i
+    for ((i = 0; i < 600; i++)); do
+        grep -q '^ready' "$log" 2>/dev/null && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    grep -q '^ready' "$log" 2>/dev/null
+}
+
 r_pipe_roundtrip() {
     local name="$1" prefix="$2" n="$3" width="$4" i v bad=0
     for i in $(seq 1 "$n"); do

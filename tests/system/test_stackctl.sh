@@ -106,12 +106,7 @@ ulimit -n 4096 || r_fail "cannot raise the fd limit"
 ip netns exec "$TB_NS_CLI" python3 "$T_WORK/hold.py" "$(r_host srv)" "$(r_port srv)" $N >"$T_WORK/hold.log" 2>&1 &
 HOLD=$!
 R_BG_PIDS+=("$HOLD")
-for ((i = 0; i < 600; i++)); do
-    grep -q "^ready" "$T_WORK/hold.log" 2>/dev/null && break
-    kill -0 "$HOLD" 2>/dev/null || break
-    sleep 0.1
-done
-grep -q '^ready' "$T_WORK/hold.log" || r_fail "the $N clients did not connect: $(tail -n 3 "$T_WORK/hold.log")"
+r_wait_log_ready "$HOLD" "$T_WORK/hold.log" || r_fail "the $N clients did not connect: $(tail -n 3 "$T_WORK/hold.log")"
 sed -n 's/^ports //p' "$T_WORK/hold.log" | tr ' ' '\n' | sort -n >"$T_WORK/ports.held"
 t_ok "$N clients connected and answered (held open)"
 
