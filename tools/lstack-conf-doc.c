@@ -77,7 +77,7 @@ static void allowed_text(const struct lstack_conf_key *k, char *buf, size_t len)
                                                                      sizeof(later)) > 0) {
         snprintf(buf, len, "%s (%s: not supported yet)", full, later);
     } else if (k->kind == LSTACK_KIND_CPULIST) {
-        snprintf(buf, len, "%s; %d CPU for now", full, LSTACK_CONF_STACKS_SUPPORTED);
+        snprintf(buf, len, "%s; at most %d CPUs for now", full, LSTACK_CONF_STACKS_SUPPORTED);
     } else {
         snprintf(buf, len, "%s", full);
     }
