@@ -34,6 +34,10 @@
 # SF_CONF_EXTRA (more lstack.conf lines, e.g. 'nic_read_number = 32;'),
 # SF_NICE=N (a nice value, e.g. -10, for redis, hping3 and the probe
 # alike: less noise from other load on a shared machine; default none),
+# SF_FLOOD_NICE=N (a nice value for hping3 alone, e.g. 19: the probe then
+# preempts the flooder on FLOOD_CPU at once, so the probe's p99 shows the
+# server and not the client CPU's time slices; a flood from another machine
+# would not share the probe's CPU at all; default: hping3 runs at SF_NICE),
 # SF_PERF=FILE (perf record of SERVER_CPU for 4 s of the flood into
 # FILE.<target>; the script prints the top of `perf report --sort
 # comm,dso,sym`: where the server CPU's time goes, kernel work included).
@@ -100,7 +104,7 @@ run_target() {
     if [[ -n "${SF_NICE:-}" ]]; then
         for t in /proc/"$pid"/task/*; do renice -n "$SF_NICE" -p "${t##*/}" >/dev/null; done
     fi
-    echo "== $kind redis pid $pid on CPU $SERVER_CPU; hping3 and the probe on CPU $FLOOD_CPU; nice ${SF_NICE:-0}; load: $(uptime | sed 's/.*load/load/')"
+    echo "== $kind redis pid $pid on CPU $SERVER_CPU; hping3 and the probe on CPU $FLOOD_CPU; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}; load: $(uptime | sed 's/.*load/load/')"
     probe "$FLOOD_S" "$T_WORK/$kind-calm.log"
     sed 's/^/   no flood: /' "$T_WORK/$kind-calm.log"
 
@@ -109,7 +113,9 @@ run_target() {
     if [[ "$kind" == lstack ]]; then
         snap c0 "$keys"
     fi
-    "${NICE[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT "$((FLOOD_S + 2))" \
+    local fnice=("${NICE[@]}")
+    [[ -z "${SF_FLOOD_NICE:-}" ]] || fnice=(nice -n "$SF_FLOOD_NICE")
+    "${fnice[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT "$((FLOOD_S + 2))" \
         hping3 -S -p "$(r_port srv)" --flood -a "$SPOOF" "$(r_host srv)" >"$T_WORK/$kind-hping.log" 2>&1 &
     local hp=$!
     R_BG_PIDS+=("$hp")
