@@ -59,4 +59,5 @@ void ctl_stats_sum(struct stack_stats *total, const struct stack_stats *x)
     total->handover_out += x->handover_out;
     total->handover_waited += x->handover_waited;
     total->arp_shared += x->arp_shared;
+    total->frag_given += x->frag_given;
 }

@@ -64,6 +64,7 @@ struct stack_stats {
     uint64_t handover_out;              /* frames this stack's queue received for another */
     uint64_t handover_waited;           /* ... that waited for room in that stack's inbox */
     uint64_t arp_shared;                /* ARP replies this stack copied to the others */
+    uint64_t frag_given;                /* TCP datagrams it reassembled for another stack's connection */
 };
 
 /* Bytes each received buffer must reserve for the stack (its priv area):

@@ -63,6 +63,7 @@ struct stack_peers {
     struct nic_handover_out *outbox;   /* to every stack's inbox */
     unsigned from_inbox;               /* frames of the current burst taken from the inbox */
     uint64_t arp_shared;               /* ARP replies copied to the other stacks */
+    uint64_t frag_given;               /* reassembled TCP datagrams given to another stack */
 };
 
 unsigned stack_peers_rx(struct stack *s, struct nic_pkt *pkts)
@@ -117,6 +118,41 @@ static void share_arp(struct stack *s, const struct nic_pkt *pkt)
         }
     }
     p->arp_shared++;
+}
+
+/* lwIP's route for a TCP datagram s reassembled that has no connection in
+ * s (lstack_reass_route_fn, port/lwip_port.h): a copy into the owner's
+ * lwIP, through its IPv4 input with its TCP checksum check on (the
+ * checksum of a fragmented segment is checked on the whole datagram, as in
+ * stack_netif_input). Returns 1 if another stack owns the 4-tuple (the
+ * datagram is then the owner's, or dropped and counted there if it has no
+ * memory for it), 0 if none does (s answers it as a stray segment).
+ * s's round, under the group's lock. */
+static int reass_route(void *ctx, const struct pbuf *p, uint32_t local_ip, uint16_t local_port, uint32_t remote_ip,
+                       uint16_t remote_port)
+{
+    struct stack *s = ctx;
+    struct stack_peers *pe = s->peers;
+    const struct frame_flow_tuple t = {
+        .local_ip = local_ip, .remote_ip = remote_ip, .local_port = local_port, .remote_port = remote_port};
+    int to = owner_of(pe, &t);
+    if (to < 0)
+        return 0;
+    struct stack *o = pe->all[to];
+    struct pbuf *q = o->L.pbuf_alloc(PBUF_RAW, p->tot_len, PBUF_RAM);
+    if (q == NULL) {
+        o->st.lwip_input_err++;
+        return 1;
+    }
+    s->L.pbuf_copy_partial(p, q->payload, p->tot_len, 0); /* PBUF_RAM: one contiguous pbuf */
+    NETIF_SET_CHECKSUM_CTRL(&o->netif, o->netif.chksum_flags | NETIF_CHECKSUM_CHECK_TCP);
+    if (o->L.ip4_input(q, &o->netif) != ERR_OK) {
+        o->st.lwip_input_err++;
+        o->L.pbuf_free(q);
+    }
+    NETIF_SET_CHECKSUM_CTRL(&o->netif, o->netif.chksum_flags & (u16_t)~NETIF_CHECKSUM_CHECK_TCP);
+    pe->frag_given++;
+    return 1;
 }
 
 unsigned stack_peers_route(struct stack *s, struct nic_pkt *pkts, unsigned n)
@@ -182,8 +218,10 @@ int stack_group_join(struct stack *const *all, unsigned n, const struct nic_hand
             goto fail;
         }
     }
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         all[i]->peers = peers[i];
+        all[i]->L.lstack_lwip_reass_route(reass_route, all[i]);
+    }
     return 0;
 fail:
     for (i = 0; i < n; i++) {
@@ -207,6 +245,7 @@ void stack_group_leave(struct stack *const *all, unsigned n)
     for (unsigned i = 0; i < n; i++) {
         if (all[i] == NULL || all[i]->peers == NULL)
             continue;
+        all[i]->L.lstack_lwip_reass_route(NULL, NULL);
         all[i]->peers->ho->free(all[i]->peers->inbox);
         free(all[i]->peers);
         all[i]->peers = NULL;
@@ -224,4 +263,5 @@ void stack_peers_stats(const struct stack *s, struct stack_stats *st)
     st->handover_out = hs.out;
     st->handover_waited = hs.waited;
     st->arp_shared = p->arp_shared;
+    st->frag_given = p->frag_given;
 }

@@ -47,6 +47,12 @@ err_t lstack_tcp_listen_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, u1
 #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
     ((pcb)->state == LISTEN ? lstack_tcp_listen_input((pcb), (hdr), (optlen), (opt1len), (opt2), (p)) : ERR_OK)
 
+/* Patch 0015: a datagram ip4_reass made whole, before lwIP's protocol
+ * input; nonzero: taken (given to another stack, p freed). port/reass_route.c. */
+struct netif;
+int lstack_ip4_reassembled(struct pbuf *p, struct netif *inp);
+#define LSTACK_HOOK_IP4_REASSEMBLED(p, inp) lstack_ip4_reassembled((p), (inp))
+
 #if LSTACK_TCP_TSO
 /* TCP segments larger than the MSS for a port that cuts them (TSO;
  * port/tcp_tso.c, patch 0008). Every one leaves lwIP as it was when the

@@ -135,6 +135,17 @@ void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);
 void lstack_lwip_syn_stats(struct lstack_lwip_syn_stats *out);
 void lstack_lwip_reass_stats(struct lstack_lwip_reass_stats *out);
 
+/* Several stacks (port/reass_route.c): route(ctx, p, ...) is called for a
+ * TCP datagram this copy reassembled whose 4-tuple (addresses in network
+ * order, ports in host order) has no connection here. It returns nonzero
+ * if it gave the datagram to another stack (it copies p; this copy frees
+ * p), 0 to let this copy's TCP input have it. NULL (the default): no
+ * route. The stack's thread, before traffic. */
+struct pbuf;
+typedef int (*lstack_reass_route_fn)(void *ctx, const struct pbuf *p, uint32_t local_ip, uint16_t local_port,
+                                     uint32_t remote_ip, uint16_t remote_port);
+void lstack_lwip_reass_route(lstack_reass_route_fn fn, void *ctx);
+
 /* TSC ticks per second, as this copy's clock (sys_now.c) measured them
  * against CLOCK_MONOTONIC; 0 before the first measurement (about 10 ms
  * after the first sys_now) and where there is no TSC (not x86). Any
