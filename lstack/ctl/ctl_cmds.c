@@ -243,6 +243,7 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "handover_waited", st->handover_waited);
     ctl_rec_u64(b, "arp_shared", st->arp_shared);
     ctl_rec_u64(b, "frag_given", st->frag_given);
+    ctl_rec_u64(b, "ports_steered", st->ports_steered);
     ctl_rec_u64(b, "polls", st->polls);
     ctl_rec_u64(b, "busy_polls", st->busy_polls);
     ctl_rec_u64(b, "rounds_busy", st->rounds.busy);

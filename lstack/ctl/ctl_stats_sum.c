@@ -60,4 +60,5 @@ void ctl_stats_sum(struct stack_stats *total, const struct stack_stats *x)
     total->handover_waited += x->handover_waited;
     total->arp_shared += x->arp_shared;
     total->frag_given += x->frag_given;
+    total->ports_steered += x->ports_steered;
 }

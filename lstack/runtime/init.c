@@ -41,6 +41,9 @@ static struct dpdk_calls dpdk;
 /* The stacks as the group of stack_group_join sees them (it keeps the
  * array). */
 static struct stack *group[LSTACK_CONF_STACKS_SUPPORTED];
+/* How the port spreads flows over the group's queues (open_queues; 1.1
+ * KiB: not on the stack of the first socket()). The group keeps a pointer. */
+static struct nic_steer port_steer;
 
 /* Registered with atexit once the stack runs: close the stack and release
  * EAL so no DPDK run file is left. Not in a forked child. */
@@ -104,11 +107,11 @@ static int open_queues(const struct lstack_conf *c, const struct nic_params *np,
     struct nic_queues_params qp = {.port = *np, .nb_queues = nq};
     for (unsigned i = 0; i < nq; i++)
         qp.cpu[i] = c->cpus[i];
-    static struct nic_steer steer; /* 1.1 KiB: not on the stack of the first socket() */
-    if (dpdk.open_queues(&qp, out, &steer, err, errlen) != 0)
+    if (dpdk.open_queues(&qp, out, &port_steer, err, errlen) != 0)
         return -1;
     LSTACK_INFO("port opened with %u queue pairs, one per stack; flows reach them by %s", nq,
-                steer.kind == NIC_STEER_TOEPLITZ ? "RSS (Toeplitz)"
+                port_steer.kind == NIC_STEER_TOEPLITZ ? "RSS (Toeplitz: outgoing connections get ports whose "
+                                                        "replies reach their stack)"
                                                  : "the port's own hash (frames on another stack's queue are "
                                                    "handed over)");
     return 0;
@@ -238,7 +241,7 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         }
         group[i] = rt.stacks[i].stack;
     }
-    if (n > 1 && stack_group_join(group, (unsigned)n, dpdk.handover, NULL, err, errlen) != 0) {
+    if (n > 1 && stack_group_join(group, (unsigned)n, dpdk.handover, NULL, &port_steer, err, errlen) != 0) {
         start_undo(n, q);
         return -1;
     }

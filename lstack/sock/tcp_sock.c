@@ -456,6 +456,18 @@ int lsock_connect(struct lsock *s, uint32_t addr, uint16_t port)
             return rc;
         created = true;
     }
+    if (created) {
+        /* Several stacks on an RSS port: a local port whose replies reach
+         * this stack's queue (stack_pick_port), else lwIP's own choice. A
+         * port some other connection holds is skipped (lwIP's tcp_bind
+         * checks, as its own choice does). */
+        const ip_addr_t any = IPADDR4_INIT(0); /* lwIP's own ip_addr_any is in each stack's copy */
+        for (int tries = 0; tries < 16; tries++) {
+            uint16_t lp = stack_pick_port(s->st, addr, port);
+            if (lp == 0 || lsock_lwip(s)->tcp_bind(s->pcb, &any, lp) == ERR_OK)
+                break;
+        }
+    }
     ip_addr_t ip = IPADDR4_INIT(addr);
     err_t e = lsock_lwip(s)->tcp_connect(s->pcb, &ip, ntohs(port), on_connected);
     if (e != ERR_OK) {

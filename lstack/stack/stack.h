@@ -65,6 +65,7 @@ struct stack_stats {
     uint64_t handover_waited;           /* ... that waited for room in that stack's inbox */
     uint64_t arp_shared;                /* ARP replies this stack copied to the others */
     uint64_t frag_given;                /* TCP datagrams it reassembled for another stack's connection */
+    uint64_t ports_steered;             /* outgoing connections' local ports chosen for this stack's queue */
 };
 
 /* Bytes each received buffer must reserve for the stack (its priv area):
@@ -140,12 +141,26 @@ int stack_claim_listen(struct stack *s, uint16_t port, bool on);
  * reply. stack_rx and stack_poll then take the stack's inbox before its
  * queue. Every call on any stack of the group, and every round,
  * must be serialised by one lock: a round reads the other stacks' lwIP.
+ * steer (may be NULL; kept, must outlive the group) says how the port
+ * spreads flows over its queues, all[i] on queue i: with a Toeplitz RSS of
+ * n queues, stack_pick_port steers outgoing connections' ports.
  * Before any round; returns 0, or -1 with a reason in err (nothing
  * joined). stack_group_leave undoes it (frames still in an inbox are
  * freed): after every owner stopped, before stack_close. */
 struct nic_handover_api;
+struct nic_steer;
 int stack_group_join(struct stack *const *all, unsigned n, const struct nic_handover_api *ho, const int *node,
-                     char *err, size_t errlen);
+                     const struct nic_steer *steer, char *err, size_t errlen);
+
+/* A local port (host order) for a new connection of s to remote:rport
+ * (network order): one of s's part of the ephemeral range whose replies
+ * the port's RSS puts on s's own queue, past the last one it gave. 0 when
+ * there is nothing to steer (s alone, or a port whose hash is not known:
+ * lwIP picks the port, and replies that reach another queue are handed
+ * over) or no port of the part qualifies. The port may be in use: the
+ * caller binds it, and on EADDRINUSE calls again (the search moves on).
+ * The stack's lock. */
+uint16_t stack_pick_port(struct stack *s, uint32_t remote, uint16_t rport);
 void stack_group_leave(struct stack *const *all, unsigned n);
 
 /* Take the netif down, close the port, unload lwIP. NULL is fine. */

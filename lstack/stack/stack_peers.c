@@ -22,7 +22,12 @@
  * only its own connections; the group splits the range (the kernel's
  * ip_local_port_range) into one disjoint part per stack, or two stacks
  * would connect to one peer from one port (the 4-tuple of two connections:
- * their frames would all go to one of them).
+ * their frames would all go to one of them). On a port whose hash we can
+ * compute (RSS with a known key and table: nic/steer.h), an outgoing
+ * connection takes a port of its stack's part whose replies the NIC puts
+ * on its stack's own queue (stack_pick_port; about one port in n
+ * qualifies), so its frames need no handover; on an opaque port lwIP picks
+ * as before and the handover carries the replies.
  *
  * ARP: a reply to stack B's request may reach A's queue (a port spreads
  * ARP by its own hash). A gives every other stack a copy (a pbuf of that
@@ -49,6 +54,7 @@
 
 #include "filter/frame_flow.h"
 #include "nic/handover.h"
+#include "nic/steer.h"
 #include "stack/stack_priv.h"
 
 /* An inbox holds this many frames (several bursts of every other stack). */
@@ -64,6 +70,10 @@ struct stack_peers {
     unsigned from_inbox;               /* frames of the current burst taken from the inbox */
     uint64_t arp_shared;               /* ARP replies copied to the other stacks */
     uint64_t frag_given;               /* reassembled TCP datagrams given to another stack */
+    const struct nic_steer *steer;     /* how the port spreads flows (NULL: not known) */
+    uint16_t eph_lo, eph_hi;           /* this stack's part of the ephemeral range */
+    uint32_t pick_next;                /* where stack_pick_port's next search starts */
+    uint64_t ports_steered;            /* local ports stack_pick_port gave out */
 };
 
 unsigned stack_peers_rx(struct stack *s, struct nic_pkt *pkts)
@@ -180,7 +190,7 @@ unsigned stack_peers_route(struct stack *s, struct nic_pkt *pkts, unsigned n)
 }
 
 int stack_group_join(struct stack *const *all, unsigned n, const struct nic_handover_api *ho, const int *node,
-                     char *err, size_t errlen)
+                     const struct nic_steer *steer, char *err, size_t errlen)
 {
     struct nic_handover *inbox[n];
     struct stack_peers *peers[n];
@@ -206,6 +216,7 @@ int stack_group_join(struct stack *const *all, unsigned n, const struct nic_hand
         peers[i]->self = i;
         peers[i]->ho = ho;
         peers[i]->inbox = inbox[i];
+        peers[i]->steer = steer != NULL && steer->kind == NIC_STEER_TOEPLITZ && steer->nb_queues == n ? steer : NULL;
     }
     /* Disjoint ephemeral ports: two stacks must never pick the same local
      * port for one peer (the 4-tuple would name two connections). */
@@ -217,6 +228,8 @@ int stack_group_join(struct stack *const *all, unsigned n, const struct nic_hand
                      all[i]->port_hi, n);
             goto fail;
         }
+        peers[i]->eph_lo = (uint16_t)a;
+        peers[i]->eph_hi = (uint16_t)b;
     }
     for (i = 0; i < n; i++) {
         all[i]->peers = peers[i];
@@ -264,4 +277,20 @@ void stack_peers_stats(const struct stack *s, struct stack_stats *st)
     st->handover_waited = hs.waited;
     st->arp_shared = p->arp_shared;
     st->frag_given = p->frag_given;
+    st->ports_steered = p->ports_steered;
+}
+
+uint16_t stack_pick_port(struct stack *s, uint32_t remote, uint16_t rport)
+{
+    struct stack_peers *p = s->peers;
+    if (p == NULL || p->steer == NULL)
+        return 0;
+    bool steered = false;
+    int port = nic_steer_pick_port(p->steer, ip4_addr_get_u32(netif_ip4_addr(&s->netif)), remote, rport, p->self, p->eph_lo, p->eph_hi,
+                                   p->pick_next, NULL, NULL, &steered);
+    if (port <= 0 || !steered)
+        return 0;
+    p->pick_next = (uint32_t)(port - p->eph_lo) + 1u; /* the next search, and a retry, start past it */
+    p->ports_steered++;
+    return (uint16_t)port;
 }

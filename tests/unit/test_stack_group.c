@@ -7,8 +7,10 @@
  *    from the copy the stack of queue 0 gives it;
  *  - a listener with a copy on the other stack: connections are accepted on
  *    both stacks, through the one listener, bytes exact;
- *  - connections the server makes (no source port steering here): replies
- *    that reach the other stack's queue are handed over, none dropped;
+ *  - connections the server makes from ports bound by hand: replies that
+ *    reach the other stack's queue are handed over, none dropped;
+ *  - connections the server makes without a bind: each gets a port whose
+ *    replies the split puts on its own stack's queue (nothing handed over);
  *  - TCP segments in IPv4 fragments (hashed on their addresses only, so
  *    all reach one queue): the stack that reassembles one gives it to the
  *    stack whose connection it is, which reads it; nothing is reset;
@@ -248,7 +250,7 @@ int main(void)
         printf("# %s\n", err);
         return tap_done();
     }
-    int rc = stack_group_join(srv, 2, &nic_handover_api, NULL, err, sizeof(err));
+    int rc = stack_group_join(srv, 2, &nic_handover_api, NULL, &steer, err, sizeof(err));
     checkf(rc == 0, "the two server stacks form a group (%s)", rc == 0 ? "ok" : err);
 
     /* ARP: both server stacks asked for the client at open; replies land
@@ -394,6 +396,42 @@ int main(void)
         checkf(exchange(pp, o, NCONN) == NCONN, "%d pairs out of the server exchange bytes exactly", NCONN);
     else
         checkf(0, "the client accepted %d, paired %d of %d", got, paired, NCONN);
+
+    /* Outgoing connections without a bind: ports steered to their stack. */
+    {
+        struct lsock *u[NCONN];
+        stack_get_stats(srv[0], &st0);
+        stack_get_stats(srv[1], &st1);
+        uint64_t ho0 = st0.handover_in + st1.handover_in, steered0 = st0.ports_steered + st1.ports_steered;
+        int made = 0, home_ok = 0;
+        for (int i = 0; i < NCONN; i++)
+            made += lsock_new(srv[i % 2], &u[i]) == 0 && lsock_connect(u[i], cli_ip, htons(7000)) == -EINPROGRESS;
+        int est = made == NCONN ? pump_until(u, NCONN, EPOLLOUT) : 0;
+        for (int i = 0; i < made; i++) {
+            uint32_t a;
+            uint16_t pt;
+            if (lsock_name(u[i], false, &a, &pt) == 0 &&
+                nic_steer_queue_tcp4(&steer, cli_ip, srv_ip, htons(7000), pt) == i % 2)
+                home_ok++;
+            else
+                printf("# connection %d of stack %d: local port %u replies to queue %d\n", i, i % 2, ntohs(pt),
+                       nic_steer_queue_tcp4(&steer, cli_ip, srv_ip, htons(7000), pt));
+        }
+        stack_get_stats(srv[0], &st0);
+        stack_get_stats(srv[1], &st1);
+        uint64_t ho = st0.handover_in + st1.handover_in - ho0;
+        uint64_t steered = st0.ports_steered + st1.ports_steered - steered0;
+        checkf(est == NCONN && home_ok == NCONN && ho == 0 && steered == NCONN,
+               "without a bind: %d of %d connections established, %d with a port whose replies reach their own "
+               "stack, %llu frames handed over, %llu ports steered", est, NCONN, home_ok, (unsigned long long)ho,
+               (unsigned long long)steered);
+        for (int i = 0; i < made; i++)
+            lsock_close(u[i]);
+        pump(50);
+        struct lsock *drop;
+        while (lsock_accept(cl, &drop) == 0)
+            lsock_close(drop);
+    }
 
     /* Ephemeral ports: each stack its own part of the range. */
     uint16_t lo[2] = {0xffff, 0xffff}, hi[2] = {0, 0};
