@@ -13,6 +13,13 @@
  * made under that lock too, so it either came before the look (seen) or
  * after the link (the stack thread signals the fd).
  *
+ * System calls per sleep: the look that finds nothing goes straight to the
+ * ppoll (its kernel fds report a ready one at once, so a zero-timeout
+ * kernel look first would ask the same twice); the look after a wake-up
+ * that only the wake fd ended asks the kernel part without waiting, one
+ * call, as every look that returns does. So a wake-up costs ppoll, the
+ * eventfd read and one kernel look (issue 12: it was two kernel looks).
+ *
  * Time: CLOCK_MONOTONIC read once per look (a look is followed by a sleep
  * or a return, never by a spin, so the TSC estimate of wait.c buys
  * nothing here). Signals: the signal mask is set for the whole wait; a

@@ -36,7 +36,28 @@
  * to have had the lock before its next round.
  *
  * The wake fd is an eventfd per application thread, made on its first
- * sleep and closed by a thread-specific destructor when the thread ends.
+ * sleep and closed by a thread-specific destructor when the thread ends
+ * (once no stack thread is still writing it: c->waking).
+ *
+ * Sharing a CPU with the application (num_cpus names a CPU the
+ * application's threads run on too: on a 2-CPU machine whose other CPU is
+ * the client's, the only choice). The stack thread never blocks, so
+ * everything it leaves to the scheduler costs a slice:
+ *  - the wake fds are taken off the sleepers under the lock and written
+ *    after it (wake_take / wake_unlocked): a woken thread that preempted
+ *    the stack thread inside the lock slept in the futex at once, and the
+ *    lock's hand-back cost two more switches and a futex wait and wake per
+ *    wake-up (issue 12: 0.46 futex calls per request on the server);
+ *  - after writing them it yields (sched_yield), so the woken thread runs
+ *    now rather than when the scheduler next preempts a spinning thread (a
+ *    p99 of 4.6 ms, the slice, before);
+ *  - an idle round yields instead of pausing when no application thread is
+ *    linked as a sleeper (one is awake and may be runnable here; read
+ *    without the lock, a hint), and handing the lock to a waiting thread
+ *    yields (the waiter may be on this CPU).
+ * On a CPU of its own the stack thread pays a sched_yield per wake-up and
+ * per idle round while the application is awake (a system call that finds
+ * nobody else to run).
  *
  * Rejected: waking only the sleepers of the sockets that changed (each
  * waiter would have to link a watcher per socket it looks at: poll and
@@ -46,7 +67,10 @@
  * lock held nearly always and slept in the futex); a request/answer ring
  * per call (issue 12's first sketch: a round trip to the stack thread for
  * every read and write, where the data rings need none; the control calls
- * are rare and stay under the lock).
+ * are rare and stay under the lock); a stack thread that sleeps when idle
+ * (the vdevs have no rx interrupt to wake it: it would sleep in timed
+ * steps and add their length to a request's latency; yielding gives the
+ * CPU away as well and returns as soon as nothing else is runnable).
  */
 #include <errno.h>
 #include <pthread.h>
