@@ -152,7 +152,9 @@ static inline uint32_t ev_sock_bits(uint32_t ev)
  *  block:  run-to-wakeup only, without the lock: sleep until a kernel fd of
  *          the set or wake_fd (-1: none) is readable, a signal, or
  *          timeout_ms (-1: no limit); the loop then asks stack and kernel
- *          again. Returns 1 if wake_fd was readable, 0, or -errno (EINTR).
+ *          again. Returns EV_BLOCK_WOKEN if wake_fd was readable, ORed
+ *          with EV_BLOCK_KERNEL if a kernel fd was, 0 (the time), or
+ *          -errno (EINTR).
  *  restart: a signal does not end the wait (a blocking socket call, as
  *          with SA_RESTART); else it ends it with EINTR (epoll, poll). */
 struct ev_source {
@@ -179,9 +181,13 @@ struct ev_wait_ops {
  * Called without rt_lock. */
 int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask);
 
+/* What ev_block_fds / ev_source.block report (bits). */
+enum { EV_BLOCK_WOKEN = 1, EV_BLOCK_KERNEL = 2 };
+
 /* Sleep in the kernel on fds (n of them, the last one may be the wake fd:
- * wake_slot, or -1) for at most timeout_ms (-1: no limit). Returns 1 if the
- * wake slot was readable, 0, or -errno. wait_sleep.c. */
+ * wake_slot, or -1) for at most timeout_ms (-1: no limit). Returns
+ * EV_BLOCK_WOKEN if the wake slot was readable, ORed with EV_BLOCK_KERNEL
+ * if another fd had events, 0 if none (the time), or -errno. wait_sleep.c. */
 int ev_block_fds(struct pollfd *fds, nfds_t n, int wake_slot, int timeout_ms);
 
 #endif

@@ -13,6 +13,13 @@
  * made under that lock too, so it either came before the look (seen) or
  * after the link (the stack thread signals the fd).
  *
+ * System calls per sleep: the look that finds nothing goes straight to the
+ * ppoll (its kernel fds report a ready one at once, so a zero-timeout
+ * kernel look first would ask the same twice); the look after a wake-up
+ * that only the wake fd ended asks the kernel part without waiting, one
+ * call, as every look that returns does. So a wake-up costs ppoll, the
+ * eventfd read and one kernel look (issue 12: it was two kernel looks).
+ *
  * Time: CLOCK_MONOTONIC read once per look (a look is followed by a sleep
  * or a return, never by a spin, so the TSC estimate of wait.c buys
  * nothing here). Signals: the signal mask is set for the whole wait; a
@@ -48,7 +55,12 @@ int ev_block_fds(struct pollfd *fds, nfds_t n, int wake_slot, int timeout_ms)
     int k = libc.ppoll(fds, n, timeout_ms < 0 ? NULL : &ts, NULL);
     if (k < 0)
         return -errno;
-    return wake_slot >= 0 && (fds[wake_slot].revents & POLLIN) ? 1 : 0;
+    int rc = 0;
+    if (wake_slot >= 0 && (fds[wake_slot].revents & POLLIN)) {
+        rc |= EV_BLOCK_WOKEN;
+        k--;
+    }
+    return k > 0 ? rc | EV_BLOCK_KERNEL : rc;
 }
 
 static int ev_wait_sleep_loop(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
@@ -58,7 +70,8 @@ static int ev_wait_sleep_loop(const struct ev_source *src, void *ctx, long timeo
     uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : mono_ns() + (uint64_t)timeout_ms * 1000000u;
     int n;
     int err = 0;
-    int fd = -1; /* the wake fd while linked as a sleeper */
+    int fd = -1;          /* the wake fd while linked as a sleeper */
+    bool kernel_news = false; /* the last sleep ended for a kernel fd, a signal or the time */
 
     for (;;) {
         rt_lock();
@@ -68,19 +81,32 @@ static int ev_wait_sleep_loop(const struct ev_source *src, void *ctx, long timeo
         fd = n == 0 && timeout_ms != 0 ? rt_sleep_arm() : -1;
         rt_unlock();
 
-        int total = src->kernel(ctx, n, 0);
-        if (total < 0 && n == 0) {
-            err = errno;
-            n = -1;
-            break;
+        uint64_t now = 0;
+        /* Going to sleep on the kernel fds and the wake fd: the sleep
+         * itself reports a ready kernel fd (ppoll returns at once), so the
+         * zero-timeout look first would be a second syscall for the same
+         * answer. Not after a sleep that a kernel fd ended. */
+        bool sleep_now = n == 0 && fd >= 0 && !kernel_news;
+        if (sleep_now) {
+            now = mono_ns();
+            sleep_now = now < deadline;
         }
-        if (total >= 0)
-            n = total;
-        if (n > 0 || timeout_ms == 0)
-            break;
-        uint64_t now = mono_ns();
-        if (now >= deadline)
-            break;
+        if (!sleep_now) {
+            int total = src->kernel(ctx, n, 0);
+            kernel_news = false;
+            if (total < 0 && n == 0) {
+                err = errno;
+                n = -1;
+                break;
+            }
+            if (total >= 0)
+                n = total;
+            if (n > 0 || timeout_ms == 0)
+                break;
+            now = mono_ns();
+            if (now >= deadline)
+                break;
+        }
         int left = -1;
         if (deadline != UINT64_MAX) {
             uint64_t ms = (deadline - now + 999999u) / 1000000u; /* round up: never early */
@@ -89,8 +115,11 @@ static int ev_wait_sleep_loop(const struct ev_source *src, void *ctx, long timeo
         if (fd < 0 && (left < 0 || left > 1))
             left = 1; /* no wake fd (out of fds): look again every millisecond */
         int rc = src->block(ctx, fd, left);
-        if (rc == 1)
+        if (rc > 0 && (rc & EV_BLOCK_WOKEN))
             rt_sleep_drain(fd);
+        /* a kernel fd, an error or a signal: look at the kernel part
+         * next time round (a timeout ends in that look as well) */
+        kernel_news = rc != EV_BLOCK_WOKEN;
         if (rc == -EINTR && !src->restart) {
             err = EINTR;
             n = -1;

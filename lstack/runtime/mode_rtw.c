@@ -36,7 +36,28 @@
  * to have had the lock before its next round.
  *
  * The wake fd is an eventfd per application thread, made on its first
- * sleep and closed by a thread-specific destructor when the thread ends.
+ * sleep and closed by a thread-specific destructor when the thread ends
+ * (once no stack thread is still writing it: c->waking).
+ *
+ * Sharing a CPU with the application (num_cpus names a CPU the
+ * application's threads run on too: on a 2-CPU machine whose other CPU is
+ * the client's, the only choice). The stack thread never blocks, so
+ * everything it leaves to the scheduler costs a slice:
+ *  - the wake fds are taken off the sleepers under the lock and written
+ *    after it (wake_take / wake_unlocked): a woken thread that preempted
+ *    the stack thread inside the lock slept in the futex at once, and the
+ *    lock's hand-back cost two more switches and a futex wait and wake per
+ *    wake-up (issue 12: 0.46 futex calls per request on the server);
+ *  - after writing them it yields (sched_yield), so the woken thread runs
+ *    now rather than when the scheduler next preempts a spinning thread (a
+ *    p99 of 4.6 ms, the slice, before);
+ *  - an idle round yields instead of pausing when no application thread is
+ *    linked as a sleeper (one is awake and may be runnable here; read
+ *    without the lock, a hint), and handing the lock to a waiting thread
+ *    yields (the waiter may be on this CPU).
+ * On a CPU of its own the stack thread pays a sched_yield per wake-up and
+ * per idle round while the application is awake (a system call that finds
+ * nobody else to run).
  *
  * Rejected: waking only the sleepers of the sockets that changed (each
  * waiter would have to link a watcher per socket it looks at: poll and
@@ -46,7 +67,10 @@
  * lock held nearly always and slept in the futex); a request/answer ring
  * per call (issue 12's first sketch: a round trip to the stack thread for
  * every read and write, where the data rings need none; the control calls
- * are rare and stay under the lock).
+ * are rare and stay under the lock); a stack thread that sleeps when idle
+ * (the vdevs have no rx interrupt to wake it: it would sleep in timed
+ * steps and add their length to a request's latency; yielding gives the
+ * CPU away as well and returns as soon as nothing else is runnable).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -75,11 +99,25 @@ static __thread struct rt_sleeper rtw_me[LSTACK_CONF_STACKS_SUPPORTED] = {{.fd =
 static pthread_key_t rtw_key;
 static pthread_once_t rtw_key_once = PTHREAD_ONCE_INIT;
 
+static void sleeper_unlink(struct rt_sleeper *w);
+
+/* Thread end: the thread's eventfd closes once no stack thread may still
+ * write it (wake_unlocked writes the fds it took off sleepers after
+ * unlocking: the lock orders this look after that take). */
 static void rtw_thread_end(void *arg)
 {
     struct rt_sleeper *me = arg;
-    if (me->fd >= 0)
-        libc.close(me->fd);
+    if (me->fd < 0)
+        return;
+    for (int i = 0; i < rt.nstacks; i++) {
+        struct stack_ctx *c = &rt.stacks[i];
+        sctx_lock(c);
+        sleeper_unlink(&rtw_me[i]); /* ended inside a sleep (cancelled) */
+        sctx_unlock(c);
+        while (__atomic_load_n(&c->waking, __ATOMIC_ACQUIRE) != 0)
+            sched_yield();
+    }
+    libc.close(me->fd);
     me->fd = -1;
 }
 
@@ -158,6 +196,45 @@ static void wake_all(struct stack_ctx *c)
     }
 }
 
+/* Wake fds taken off the sleepers under the lock, written after it. */
+enum { RTW_WAKE_BATCH = 16 };
+struct wake_list {
+    int n;
+    int fd[RTW_WAKE_BATCH];
+};
+
+/* Under the lock: unlink every sleeper; the first RTW_WAKE_BATCH fds go
+ * into l for wake_unlocked, the rest (rare: many sleeping threads) are
+ * written here. Sets c->waking when l is not empty. */
+static void wake_take(struct stack_ctx *c, struct wake_list *l)
+{
+    uint64_t one = 1;
+    l->n = 0;
+    while (c->sleepers != NULL) {
+        struct rt_sleeper *w = c->sleepers;
+        sleeper_unlink(w);
+        if (l->n < RTW_WAKE_BATCH)
+            l->fd[l->n++] = w->fd;
+        else
+            (void)libc.write(w->fd, &one, sizeof(one));
+    }
+    if (l->n > 0)
+        __atomic_store_n(&c->waking, 1, __ATOMIC_RELAXED); /* published by the unlock */
+}
+
+/* After the unlock: write the fds wake_take took. A woken thread that
+ * shares the CPU and preempts us finds the lock free (written under it,
+ * it woke into the futex: two more switches and a futex wait and wake per
+ * wake-up). */
+static void wake_unlocked(struct stack_ctx *c, const struct wake_list *l)
+{
+    uint64_t one = 1;
+    for (int i = 0; i < l->n; i++)
+        (void)libc.write(l->fd[i], &one, sizeof(one));
+    if (l->n > 0)
+        __atomic_store_n(&c->waking, 0, __ATOMIC_RELEASE);
+}
+
 /* ---- the stack thread ---- */
 
 static inline void relax(void)
@@ -171,8 +248,8 @@ static inline void relax(void)
  * lwIP's timers (retransmissions, connect timeouts, TIME_WAIT; its finest
  * timer is 250 ms, lstack's connect timer counts milliseconds). */
 enum { RTW_TIMER_ROUND_NS = 1000000 };
-/* Pauses a stack thread spends, at most, handing the lock to a waiter. */
-enum { RTW_HANDOFF_SPINS = 1u << 16 };
+/* Yields a stack thread spends, at most, handing the lock to a waiter. */
+enum { RTW_HANDOFF_SPINS = 1u << 10 };
 
 static void *stack_thread(void *arg)
 {
@@ -188,9 +265,16 @@ static void *stack_thread(void *arg)
         unsigned n = stack_rx(s, pkts);
         uint64_t now = tsc_clock_ns(&clk);
         if (n == 0 && now < due && !stack_round_owed(s) && !lsock_ring_pending(s)) {
-            relax();
+            /* Nobody sleeping: an application thread is awake, maybe
+             * runnable on this CPU; let it run rather than spin (a hint,
+             * read without the lock). */
+            if (__atomic_load_n(&c->sleepers, __ATOMIC_RELAXED) == NULL)
+                sched_yield();
+            else
+                relax();
             continue;
         }
+        struct wake_list wl = {0};
         sctx_lock(c);
         lsock_flush_acks(s); /* ACKs lwIP would delay, now that the app read */
         lsock_ring_service(s); /* bytes written into lwIP, read pbufs freed (tcp_ring.c) */
@@ -199,14 +283,20 @@ static void *stack_thread(void *arg)
         if (ch != c->seen_changes) {
             c->seen_changes = ch;
             if (c->sleepers != NULL)
-                wake_all(c);
+                wake_take(c, &wl);
         }
         sctx_unlock(c);
+        if (wl.n > 0) {
+            wake_unlocked(c, &wl);
+            /* A woken thread on this CPU runs now, not when the
+             * scheduler's slice of this thread ends. */
+            sched_yield();
+        }
         due = now + RTW_TIMER_ROUND_NS;
         /* A waiting application thread gets the lock before the next
          * round takes it again (it sleeps in the futex until woken). */
         for (unsigned i = 0; i < RTW_HANDOFF_SPINS && sctx_contended(c); i++)
-            relax();
+            sched_yield(); /* the waiter may be on this CPU: spinning would keep it off */
     }
     return NULL;
 }

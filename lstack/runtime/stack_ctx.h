@@ -89,6 +89,8 @@ struct stack_ctx {
     int stop;                         /* atomic: the stack thread ends */
     uint64_t seen_changes;            /* stack_sock_changes at the last wake-up */
     struct rt_sleeper *sleepers;      /* under mu */
+    int waking;                       /* atomic: the stack thread is writing wake fds it
+                                       * took off sleepers, after unlocking mu */
 };
 
 static inline struct stack_ctx *sctx_locker(struct stack_ctx *c)
