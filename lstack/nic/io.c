@@ -108,6 +108,15 @@ static void dpdk_pkt_free(struct nic *nic, void *handle)
     rte_pktmbuf_free((struct rte_mbuf *)handle);
 }
 
+/* Received frames given back together (the stack batches the frees of a
+ * round, stack/netif.c): rte_pktmbuf_free_bulk returns them to their pool
+ * in one put instead of one put per frame. */
+static void dpdk_pkt_free_bulk(struct nic *nic, void *const *handles, unsigned count)
+{
+    (void)nic;
+    rte_pktmbuf_free_bulk((struct rte_mbuf **)(uintptr_t)handles, count);
+}
+
 /* dpdk_tx_flush with frames queued (out of line: the empty test below is
  * made every poll round, and inlined into it this function's prologue ran
  * before the test). */
@@ -245,6 +254,7 @@ static void dpdk_caps(const struct nic *base, struct nic_caps *c)
 const struct nic_ops dpdk_nic_ops = {
     .rx_burst = dpdk_rx_burst,
     .pkt_free = dpdk_pkt_free,
+    .pkt_free_bulk = dpdk_pkt_free_bulk,
     .tx_frame = dpdk_tx_frame,
     .tx_frame_tso = dpdk_tx_frame_tso,
     .tx_flush = dpdk_tx_flush,

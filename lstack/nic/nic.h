@@ -96,6 +96,9 @@ struct nic_ops {
     unsigned (*rx_burst)(struct nic *n, struct nic_pkt *pkts, unsigned max);
     /* Give a received frame's buffer back (any frame of this port). */
     void (*pkt_free)(struct nic *n, void *handle);
+    /* The same for handles[0..count) (frames of this port), in one go.
+     * NULL: the caller frees them one by one with pkt_free. */
+    void (*pkt_free_bulk)(struct nic *n, void *const *handles, unsigned count);
     /* Reserve an outgoing frame of len bytes in the pending tx batch and
      * return where to write it; NULL if no buffer or len is too long
      * (counted). It leaves at the next tx_flush, or when the batch is full. */

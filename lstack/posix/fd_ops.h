@@ -26,6 +26,11 @@ struct fd_ops {
     const char *kind;
     ssize_t (*recvmsg)(struct fd_entry *e, int fd, struct msghdr *msg, int flags);
     ssize_t (*sendmsg)(struct fd_entry *e, int fd, const struct msghdr *msg, int flags);
+    /* read(2) / write(2): what recvmsg / sendmsg with one entry and flags 0
+     * do, without a message header to build and check (most calls of an
+     * application are these). NULL: recvmsg / sendmsg are called. */
+    ssize_t (*read)(struct fd_entry *e, int fd, void *buf, size_t n);
+    ssize_t (*write)(struct fd_entry *e, int fd, const void *buf, size_t n);
     int (*bind)(struct fd_entry *e, int fd, const struct sockaddr *addr, socklen_t len);
     int (*listen)(struct fd_entry *e, int fd, int backlog);
     int (*accept4)(struct fd_entry *e, int fd, struct sockaddr *addr, socklen_t *len, int flags);

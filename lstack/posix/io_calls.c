@@ -69,6 +69,8 @@ ssize_t lstack_read(int fd, void *buf, size_t n)
     struct fd_entry *e = owned_io(fd);
     if (e == NULL)
         return libc.read(fd, buf, n);
+    if (e->ops->read != NULL)
+        return e->ops->read(e, fd, buf, n);
     struct iovec iov = {buf, n};
     return recv_iov(e, fd, &iov, 1, 0, NULL, NULL);
 }
@@ -142,6 +144,8 @@ ssize_t lstack_write(int fd, const void *buf, size_t n)
     struct fd_entry *e = owned_io(fd);
     if (e == NULL)
         return kernel_written(libc.write(fd, buf, n));
+    if (e->ops->write != NULL)
+        return e->ops->write(e, fd, buf, n);
     struct iovec iov = {(void *)buf, n};
     return send_iov(e, fd, &iov, 1, 0);
 }

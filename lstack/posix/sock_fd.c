@@ -399,6 +399,8 @@ const struct fd_ops sock_fd_ops = {
     SOCK_FD_OPS_COMMON,
     .recvmsg = sock_recvmsg,
     .sendmsg = sock_sendmsg,
+    .read = sock_read,
+    .write = sock_write,
 };
 
 /* run-to-wakeup: reads and writes through the socket's rings. */
@@ -406,4 +408,6 @@ const struct fd_ops sock_ring_fd_ops = {
     SOCK_FD_OPS_COMMON,
     .recvmsg = sock_ring_recvmsg,
     .sendmsg = sock_ring_sendmsg,
+    .read = sock_ring_read,
+    .write = sock_ring_write,
 };

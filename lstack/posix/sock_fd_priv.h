@@ -49,6 +49,12 @@ long sock_timeout(const struct sock_file *sf, bool send);
 
 /* sock_io.c, sock_ctl.c: the ops they implement. */
 ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags);
+/* read(2) / write(2): sock_recvmsg / sock_sendmsg of one entry, flags 0,
+ * without the message header (fd_ops.h read / write). */
+ssize_t sock_read(struct fd_entry *e, int fd, void *buf, size_t len);
+ssize_t sock_write(struct fd_entry *e, int fd, const void *buf, size_t len);
+ssize_t sock_ring_read(struct fd_entry *e, int fd, void *buf, size_t len);
+ssize_t sock_ring_write(struct fd_entry *e, int fd, const void *buf, size_t len);
 ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int flags);
 /* run-to-wakeup's: through the socket's rings (sock_io.c). */
 ssize_t sock_ring_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags);

@@ -1,6 +1,7 @@
 /*
  * sock_io.c - the read and write families on a stack socket (all arrive as
- * recvmsg / sendmsg, see fd_ops.h): blocking, timeouts, MSG_DONTWAIT,
+ * recvmsg / sendmsg, read and write as
+ * their own one-entry calls, see fd_ops.h): blocking, timeouts, MSG_DONTWAIT,
  * MSG_WAITALL, MSG_NOSIGNAL and SIGPIPE. The bytes themselves move in the
  * sock layer (lsock_recv / lsock_send); the caller's iovec array is checked
  * and walked by posix/iov.c (up to IOV_MAX entries, like Linux, no copy).
@@ -126,6 +127,14 @@ static int io_start(const struct sock_file *sf, const struct msghdr *msg, int fl
     return 0;
 }
 
+static inline __attribute__((always_inline)) ssize_t recvmsg_loop(const struct sock_data *io,
+                                                                   struct sock_file *sf, int fd,
+                                                                   struct msghdr *msg, int flags);
+static inline __attribute__((always_inline)) ssize_t sendmsg_loop(const struct sock_data *io,
+                                                                   struct sock_file *sf, int fd,
+                                                                   const struct msghdr *msg, int flags,
+                                                                   size_t first);
+
 static inline __attribute__((always_inline)) ssize_t recvmsg_with(const struct sock_data *io,
                                                                    struct fd_entry *e, int fd,
                                                                    struct msghdr *msg, int flags)
@@ -147,6 +156,34 @@ static inline __attribute__((always_inline)) ssize_t recvmsg_with(const struct s
         if (n != -EAGAIN)
             return fail_neg(n);
     }
+    return recvmsg_loop(io, sf, fd, msg, flags);
+}
+
+/* read(2) of a stack socket: recvmsg_with's fast path without a message
+ * header to build and check (the one entry is the caller's buffer). */
+static inline __attribute__((always_inline)) ssize_t read_with(const struct sock_data *io, struct fd_entry *e,
+                                                                int fd, void *buf, size_t len)
+{
+    struct sock_file *sf = sock_file(e);
+    app_cnt.reads++; /* issue 4: stackctl show stats */
+    struct iovec v = {buf, len};
+    if (len != 0 && len <= LSTACK_RW_MAX && !rt_is_child()) {
+        ssize_t n = io->recv(sf->ls, &v, 1, 0, false);
+        if (n >= 0)
+            return n;
+        if (n != -EAGAIN)
+            return fail_neg(n);
+    }
+    struct msghdr msg = {.msg_iov = &v, .msg_iovlen = 1};
+    return recvmsg_loop(io, sf, fd, &msg, 0);
+}
+
+/* recvmsg after its fast path: the checks, then one lsock_recv per run of
+ * the caller's entries, waiting as the socket and flags say. */
+static inline __attribute__((always_inline)) ssize_t recvmsg_loop(const struct sock_data *io,
+                                                                   struct sock_file *sf, int fd,
+                                                                   struct msghdr *msg, int flags)
+{
     bool wait;
     struct iov_cur cur;
     if (io_start(sf, msg, flags, &wait, &cur) != 0)
@@ -200,9 +237,19 @@ ssize_t sock_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
     return recvmsg_with(&sock_data_locked, e, fd, msg, flags);
 }
 
+ssize_t sock_read(struct fd_entry *e, int fd, void *buf, size_t len)
+{
+    return read_with(&sock_data_locked, e, fd, buf, len);
+}
+
 ssize_t sock_ring_recvmsg(struct fd_entry *e, int fd, struct msghdr *msg, int flags)
 {
     return recvmsg_with(&sock_data_rings, e, fd, msg, flags);
+}
+
+ssize_t sock_ring_read(struct fd_entry *e, int fd, void *buf, size_t len)
+{
+    return read_with(&sock_data_rings, e, fd, buf, len);
 }
 
 static inline __attribute__((always_inline)) ssize_t sendmsg_with(const struct sock_data *io,
@@ -228,6 +275,42 @@ static inline __attribute__((always_inline)) ssize_t sendmsg_with(const struct s
         if (n > 0)
             first = (size_t)n;
     }
+    return sendmsg_loop(io, sf, fd, msg, flags, first);
+}
+
+/* write(2) of a stack socket: sendmsg_with's fast path without a message
+ * header to build and check. */
+static inline __attribute__((always_inline)) ssize_t write_with(const struct sock_data *io, struct fd_entry *e,
+                                                                 int fd, const void *buf, size_t len)
+{
+    struct sock_file *sf = sock_file(e);
+    app_cnt.writes++; /* issue 4: stackctl show stats */
+    struct iovec v = {(void *)buf, len};
+    size_t first = 0;
+    if (len != 0 && len <= LSTACK_RW_MAX && !rt_is_child()) {
+        ssize_t n = io->send(sf->ls, &v, 1, 0);
+        if ((size_t)n == len)
+            return n;
+        if (n < 0 && n != -EAGAIN) {
+            if (n == -EPIPE)
+                raise(SIGPIPE); /* write(2) has no MSG_NOSIGNAL */
+            return fail_neg(n);
+        }
+        if (n > 0)
+            first = (size_t)n;
+    }
+    struct msghdr msg = {.msg_iov = &v, .msg_iovlen = 1};
+    return sendmsg_loop(io, sf, fd, &msg, 0, first);
+}
+
+/* sendmsg after its fast path (first bytes of it queued there): the
+ * checks, then lsock_send per run of the caller's entries, waiting as the
+ * socket and flags say. */
+static inline __attribute__((always_inline)) ssize_t sendmsg_loop(const struct sock_data *io,
+                                                                   struct sock_file *sf, int fd,
+                                                                   const struct msghdr *msg, int flags,
+                                                                   size_t first)
+{
     bool wait;
     struct iov_cur cur;
     if (io_start(sf, msg, flags, &wait, &cur) != 0)
@@ -280,7 +363,17 @@ ssize_t sock_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int f
     return sendmsg_with(&sock_data_locked, e, fd, msg, flags);
 }
 
+ssize_t sock_write(struct fd_entry *e, int fd, const void *buf, size_t len)
+{
+    return write_with(&sock_data_locked, e, fd, buf, len);
+}
+
 ssize_t sock_ring_sendmsg(struct fd_entry *e, int fd, const struct msghdr *msg, int flags)
 {
     return sendmsg_with(&sock_data_rings, e, fd, msg, flags);
+}
+
+ssize_t sock_ring_write(struct fd_entry *e, int fd, const void *buf, size_t len)
+{
+    return write_with(&sock_data_rings, e, fd, buf, len);
 }

@@ -84,7 +84,8 @@ static bool writable(const struct lsock *s)
     return snd_room(s) >= lowat && tcp_sndqueuelen(pcb) < lim->snd_queuelowat;
 }
 
-uint32_t lsock_events(const struct lsock *s)
+/* lsock_events, inlined into lsock_notify (three calls a request). */
+static inline __attribute__((always_inline)) uint32_t events_of(const struct lsock *s)
 {
     /* The common case first (an open connection, no SO_SNDBUF, no error,
      * no shutdown): the same bits as the general path below, fewer tests.
@@ -121,6 +122,11 @@ uint32_t lsock_events(const struct lsock *s)
     return ev;
 }
 
+uint32_t lsock_events(const struct lsock *s)
+{
+    return events_of(s);
+}
+
 uint32_t lsock_events_told(const struct lsock *s)
 {
     return s->ev_last;
@@ -128,7 +134,7 @@ uint32_t lsock_events_told(const struct lsock *s)
 
 void lsock_notify(struct lsock *s, bool force)
 {
-    uint32_t ev = lsock_events(s);
+    uint32_t ev = events_of(s);
     if (!force && ev == s->ev_last)
         return;
     s->ev_last = ev;

@@ -225,6 +225,9 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
+    /* the frames lwIP freed (this round's pure ACKs, what the application
+     * read since the last round) back to the port in one go */
+    stack_rx_free_flush(s);
     nic->ops->tx_flush(nic);
     /* Frames lwIP queued since the last round: in it, or in the
      * application's socket calls since (they left in this flush). */

@@ -13,12 +13,25 @@
 #include "stack/round_acct.h"
 #include "stack/stack.h"
 
+#define STACK_ARP_FAST_SLOTS 8u /* a power of two */
+#define STACK_RX_FREE_MAX 32u
+
 struct stack {
     struct lwip_api L;         /* this stack's private lwIP */
     struct netif netif;
     struct nic *nic;
     struct frame_filter filter;
     ip4_addr_t gw;
+    /* The output fast path's next hops (netif.c netif_ip_output): ARP table
+     * indexes by next hop, emptied every second (hop 0: empty). */
+    struct stack_arp_fast {
+        uint32_t hop;          /* next hop, network byte order */
+        uint32_t idx;          /* its lwIP ARP table entry */
+    } arp_fast[STACK_ARP_FAST_SLOTS];
+    /* Received frames lwIP has freed, given back to the port together
+     * (netif.c rx_pbuf_free, stack_rx_free_flush). */
+    void *rx_free[STACK_RX_FREE_MAX];
+    unsigned rx_free_n;
     unsigned burst;
     struct nic_caps caps;      /* what the port offers: MTU, checksums (netif.c) */
     int index;
@@ -59,6 +72,14 @@ int stack_netif_open(struct stack *s, const struct lstack_conf *conf, char *err,
 /* Hand a received frame to lwIP without copying; lwIP owns it afterwards. */
 void stack_netif_input(struct stack *s, const struct nic_pkt *pkt);
 void stack_netif_close(struct stack *s);
+/* Give the received frames lwIP freed since the last call back to the
+ * port (under the stack's lock, as every lwIP call). */
+void stack_rx_free_flush_some(struct stack *s);
+static inline void stack_rx_free_flush(struct stack *s)
+{
+    if (s->rx_free_n != 0)
+        stack_rx_free_flush_some(s);
+}
 
 /* stack_peers.c (only with several stacks: s->peers != NULL) */
 /* Without the lock, by s's owner: move waiting frames to their inboxes,
