@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #include "lwip/etharp.h"
-#include "lwip/ip4.h" /* ip4_input: a reassembled datagram given to another stack */
+#include "lwip/ip4.h" /* ip4_input: unicast IPv4 frames, and datagrams another stack reassembled */
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
 #include "lwip/tcp.h" /* the raw TCP API calls in lwip_api.def */
