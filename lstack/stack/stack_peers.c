@@ -155,6 +155,7 @@ static int reass_route(void *ctx, const struct pbuf *p, uint32_t local_ip, uint1
         return 1;
     }
     s->L.pbuf_copy_partial(p, q->payload, p->tot_len, 0); /* PBUF_RAM: one contiguous pbuf */
+    q->if_idx = netif_get_index(&o->netif); /* as its own input sets it (stack_netif_input) */
     NETIF_SET_CHECKSUM_CTRL(&o->netif, o->netif.chksum_flags | NETIF_CHECKSUM_CHECK_TCP);
     if (o->L.ip4_input(q, &o->netif) != ERR_OK) {
         o->st.lwip_input_err++;
