@@ -73,6 +73,7 @@
 #include <sched.h>
 #include <stdbool.h>
 
+#include "common/idle_gap.h"
 #include "common/tsc_clock.h"
 #include "event/ev_priv.h"
 #include "event/event.h"
@@ -85,7 +86,8 @@ enum {
     EV_KERNEL_CHECK_US = 64,   /* at most one idle kernel check per this */
     EV_IDLE_US = 2000,         /* low power: idle this long before sleeping */
     EV_SLEEP_MS = 1,           /* low power: one sleep in the kernel check */
-    EV_WAKE_IDLE_US = 50,      /* low power, a port that wakes us: idle this long */
+    EV_WAKE_IDLE_US = 50,      /* low power, a port that wakes us: idle at least this long */
+    EV_WAKE_SPIN_MAX_US = 1000, /* ... and at most this long (common/idle_gap.h) */
     EV_WAKE_FDS = 64,          /* kernel fds polled with the wake-up fd (more: timed sleep) */
 };
 
@@ -126,6 +128,10 @@ void ev_kernel_written(void)
 /* The waiting thread's clock (initial-exec: liblstack.so is preloaded or
  * linked, never dlopened, so the variable is in the static TLS block). */
 static __thread struct tsc_clock ev_clock __attribute__((tls_model("initial-exec")));
+
+/* The waiting thread's recent gaps between frames (low power with a port
+ * that wakes us: how long to stay awake before sleeping). */
+static __thread struct idle_gap ev_gap __attribute__((tls_model("initial-exec")));
 
 static uint64_t ev_now_ns(void)
 {
@@ -174,7 +180,9 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
     struct ev_kernel_due *kernel_due = src->kernel_due != NULL ? src->kernel_due(ctx) : &call_due;
     uint64_t busy_at = now;  /* when a frame last arrived */
     bool wake = low_power && rt_can_wake();
-    uint64_t idle_ns = (wake ? EV_WAKE_IDLE_US : EV_IDLE_US) * 1000u;
+    const uint64_t base_ns = (wake ? EV_WAKE_IDLE_US : EV_IDLE_US) * 1000u;
+    const uint64_t spin_max_ns = EV_WAKE_SPIN_MAX_US * 1000u;
+    uint64_t idle_ns = wake ? idle_gap_window(&ev_gap, now, base_ns, spin_max_ns) : base_ns;
     int n;
     /* The stack was polled a moment ago (the application went from one
      * wait to the next through a few socket calls): send what those calls
@@ -206,8 +214,13 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
         now = ev_now_ns();
         if (polled)
             __atomic_store_n(&ev_polled_at, now, __ATOMIC_RELAXED);
-        if (frames > 0)
+        if (frames > 0) {
             busy_at = now;
+            if (wake) {
+                idle_gap_frame(&ev_gap, now, spin_max_ns);
+                idle_ns = idle_gap_window(&ev_gap, now, base_ns, spin_max_ns);
+            }
+        }
         bool last = n > 0 || timeout_ms == 0 || ev_expired(now, deadline);
         uint64_t epoch = __atomic_load_n(&ev_kernel_epoch_v, __ATOMIC_ACQUIRE);
         if ((last && n == 0) || now >= __atomic_load_n(&kernel_due->at, __ATOMIC_RELAXED) ||
@@ -237,7 +250,10 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
             deadline = tsc_clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
             deadline_due = false;
         }
-        ev_relax();
+        if (idle_ns > base_ns && now - busy_at >= base_ns)
+            sched_yield(); /* staying awake for the next frame: the process that sends it may need this CPU */
+        else
+            ev_relax();
     }
 
     if (masked) {

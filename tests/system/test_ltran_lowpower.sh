@@ -85,6 +85,8 @@ done
 s1=$(ltran_stat sleeps)
 (( s1 > s0 || ${LTRAN_LP_LTRAN:-1} == 0 )) || fail "ltran did not sleep while idle (sleeps $s0 -> $s1)"
 ok "idle for 2 s: CPU$line; ltran slept $((s1 - s0)) times"
+cpus() { awk '/^Cpus_allowed_list/ {print $2}' "/proc/$1/status"; }
+echo "   CPUs allowed: ltran $(cpus "$LTRAN_PID"), redis $(cpus "${RPID[6379]}") / $(cpus "${RPID[6380]}") / $(cpus "${RPID[6381]}") (of $(nproc))"
 
 # 2. One PING at a time to sleeping processes, against a kernel redis-server
 # on the client namespace's loopback measured the same way now (the machine's
