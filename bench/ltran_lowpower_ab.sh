@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# ltran_lowpower_ab.sh - issue 13's low-power figures, two builds alternating:
+# ltran_lowpower_ab.sh - issue 13's low-power figures, builds alternating:
 # tests/system/test_ltran_lowpower.sh (ltran and three redis-servers, all
-# low_power_mode = 1) run ROUNDS times against build A and build B in turn,
-# its output kept in OUT/<build>-<round>.log, one summary line per run:
+# low_power_mode = 1) run ROUNDS times against each build in turn (the
+# first is A, the next B, C, ...), its output kept in OUT/<letter>-<round>.log,
+# one summary line per run:
 # idle CPU (ltran and each redis, % of a CPU over 2 s), spaced PINGs' p50 of
 # each instance's last attempt with the kernel loopback's, and the -c 1
 # ping_inline p99 of each instance with the kernel loopback's.
-#   bench/ltran_lowpower_ab.sh BUILD_A BUILD_B [ROUNDS] [OUT]
-# Run it under the quiet lock (docs/performance.md, ## ltran).
+#   ROUNDS=2 OUT=dir bench/ltran_lowpower_ab.sh BUILD_A BUILD_B [BUILD_C ...]
+# (a "build" is a directory with ltran/ltran, tools/stackctl and
+# lstack/liblstack.so). Run it under the quiet lock (docs/performance.md,
+# ## ltran).
 set -u
-A="${1:?usage: $0 BUILD_A BUILD_B [ROUNDS] [OUT]}"
-B="${2:?usage: $0 BUILD_A BUILD_B [ROUNDS] [OUT]}"
-ROUNDS="${3:-2}"
-OUT="${4:-$(mktemp -d /tmp/ltran-lp-ab.XXXXXX)}"
+(($# >= 1)) || { echo "usage: ROUNDS=n OUT=dir $0 BUILD_A [BUILD_B ...]" >&2; exit 2; }
+BUILDS=("$@")
+ROUNDS="${ROUNDS:-2}"
+OUT="${OUT:-$(mktemp -d /tmp/ltran-lp-ab.XXXXXX)}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$OUT"
 summary() { # LOG
@@ -33,8 +36,9 @@ print("idle[%s] spaced-p50 %s (kernel %s) | c1-p99 %s (kernel %s) | %s" % (
 PY
 }
 for ((r = 1; r <= ROUNDS; r++)); do
-    for b in A B; do
-        build=$([[ $b == A ]] && echo "$A" || echo "$B")
+    for ((i = 0; i < ${#BUILDS[@]}; i++)); do
+        b=$(printf "\\x$(printf %x $((65 + i)))")
+        build="${BUILDS[$i]}"
         log="$OUT/$b-$r.log"
         "$HERE/tests/system/test_ltran_lowpower.sh" "$build" >"$log" 2>&1
         echo "$(date -u +%H:%M:%S) load $(cut -d' ' -f1 /proc/loadavg) $b round $r: $(summary "$log")"

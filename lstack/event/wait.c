@@ -86,15 +86,18 @@ enum {
     EV_KERNEL_CHECK_US = 64,   /* at most one idle kernel check per this */
     EV_IDLE_US = 2000,         /* low power: idle this long before sleeping */
     EV_SLEEP_MS = 1,           /* low power: one sleep in the kernel check */
+    EV_WOKEN_SLEEP_MS = 10,    /* ... one that the port's wake-up fd ends (ev_sleep_woken) */
     EV_WAKE_IDLE_US = 50,      /* low power, a port that wakes us: idle at least this long */
     EV_WAKE_SPIN_MAX_US = 1000, /* ... and at most this long (common/idle_gap.h) */
     EV_WAKE_FDS = 64,          /* kernel fds polled with the wake-up fd (more: timed sleep) */
 };
 
 /* The low-power sleep of a port that can end it: poll the kernel part and
- * the port's wake-up fd together, up to sleep_ms, then look at the kernel
- * part without waiting. Returns what src->kernel returns. */
-static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sleep_ms)
+ * the port's wake-up fd together, up to woken_ms, then look at the kernel
+ * part without waiting; where the wake-up fd cannot be polled (more kernel
+ * fds than EV_WAKE_FDS, no fd from the port) a timed sleep of sleep_ms
+ * instead. Returns what src->kernel returns. */
+static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sleep_ms, int woken_ms)
 {
     struct pollfd fds[EV_WAKE_FDS + 1];
     int k = src->kernel_fds != NULL ? src->kernel_fds(ctx, fds, EV_WAKE_FDS) : -1;
@@ -106,7 +109,7 @@ static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sle
     if (wfd < 0)
         return src->kernel(ctx, n, sleep_ms);
     fds[k] = (struct pollfd){.fd = wfd, .events = POLLIN};
-    int r = libc.poll(fds, (nfds_t)k + 1, sleep_ms);
+    int r = libc.poll(fds, (nfds_t)k + 1, woken_ms);
     int saved = errno;
     rt_sleep_end();
     if (r < 0 && saved == EINTR && !src->restart && n == 0) {
@@ -229,8 +232,14 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
             if (!last && low_power && !deadline_due && now - busy_at >= idle_ns && now < deadline &&
                 deadline - now >= (uint64_t)EV_SLEEP_MS * 1000000u)
                 sleep_ms = EV_SLEEP_MS;
-            int total = sleep_ms > 0 && wake ? ev_sleep_woken(src, ctx, n, sleep_ms)
-                                             : src->kernel(ctx, n, sleep_ms);
+            int total;
+            if (sleep_ms > 0 && wake) {
+                uint64_t left_ms = deadline == UINT64_MAX ? EV_WOKEN_SLEEP_MS : (deadline - now) / 1000000u;
+                int woken_ms = left_ms < EV_WOKEN_SLEEP_MS ? (int)left_ms : EV_WOKEN_SLEEP_MS;
+                total = ev_sleep_woken(src, ctx, n, sleep_ms, woken_ms);
+            } else {
+                total = src->kernel(ctx, n, sleep_ms);
+            }
             if (total < 0 && n == 0) {
                 n = -1;
                 break;
