@@ -25,7 +25,12 @@
  * 1 ms instead of spinning (an idle stack then costs ~1000 syscalls/s).
  * A port that can wake a sleeper (ltran's, runtime/sleep.c) shortens that:
  * idle EV_WAKE_IDLE_US, then one poll() of the kernel fds and the port's
- * wake-up fd ends as soon as a frame comes for this process (ev_sleep_woken).
+ * wake-up fd, up to EV_WOKEN_SLEEP_MS, ends as soon as a frame comes for
+ * this process (ev_sleep_woken). The idle time grows up to
+ * EV_WAKE_SPIN_MAX_US while frames have been coming that close together
+ * (common/idle_gap.h, the thread's ev_gap), yielding the CPU in each round
+ * past EV_WAKE_IDLE_US: a ping-pong client's next request then finds the
+ * server awake (issue 13's -c 1 p99: docs/performance.md, ## ltran).
  *
  * A wait that starts less than EV_FRESH_NS after the last poll round (the
  * application went from one wait to the next through a few socket calls:

@@ -22,6 +22,8 @@
 #      idle: p99 below LTRAN_LP_P99_MS (issue 13 asks 1 ms; the default is a
 #      generous 20 ms for a loaded 2-core CI machine; performance.md has the
 #      measured figures).
+# It prints the CPUs each process may run on (ltran: its -l; the servers:
+# any) and every figure; bench/ltran_lowpower_ab.sh runs it for an A/B.
 # Bed: "${LSTACK_TB:-lstk}ltp". Exit 0 pass, 1 fail, 77 skip.
 set -u
 T_BASE="${LSTACK_TB:-lstk}"
