@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/idle_gap.h"
 #include "common/ltran_proto.h"
 #include "dispatch.h"
 #include "ltran_conf.h"
@@ -63,6 +64,8 @@ struct ltran {
     uint64_t ctl_cycles, next_ctl; /* control socket checked every ctl_cycles */
     struct ltran_wake_zone *zone;  /* ltran_wake.c */
     uint64_t busy_at, idle_cycles, sleep_ns;
+    struct idle_gap gap;           /* low power: recent gaps between frames, in cycles */
+    uint64_t spin_max_cycles;      /* the longest idle window (common/idle_gap.h) */
     uint64_t reply_until, reply_cycles; /* low power: stay awake for a woken client's answer */
     int wake_fd;                   /* eventfd clients write to wake ltran (given at REGISTER) */
     int doorbell;                  /* ltran_doorbell.c socket, -1: none */

@@ -25,7 +25,12 @@
  * 1 ms instead of spinning (an idle stack then costs ~1000 syscalls/s).
  * A port that can wake a sleeper (ltran's, runtime/sleep.c) shortens that:
  * idle EV_WAKE_IDLE_US, then one poll() of the kernel fds and the port's
- * wake-up fd ends as soon as a frame comes for this process (ev_sleep_woken).
+ * wake-up fd, up to EV_WOKEN_SLEEP_MS, ends as soon as a frame comes for
+ * this process (ev_sleep_woken). The idle time grows up to
+ * EV_WAKE_SPIN_MAX_US while frames have been coming that close together
+ * (common/idle_gap.h, the thread's ev_gap), yielding the CPU in each round
+ * past EV_WAKE_IDLE_US: a ping-pong client's next request then finds the
+ * server awake (issue 13's -c 1 p99: docs/performance.md, ## ltran).
  *
  * A wait that starts less than EV_FRESH_NS after the last poll round (the
  * application went from one wait to the next through a few socket calls:
@@ -73,6 +78,7 @@
 #include <sched.h>
 #include <stdbool.h>
 
+#include "common/idle_gap.h"
 #include "common/tsc_clock.h"
 #include "event/ev_priv.h"
 #include "event/event.h"
@@ -85,14 +91,18 @@ enum {
     EV_KERNEL_CHECK_US = 64,   /* at most one idle kernel check per this */
     EV_IDLE_US = 2000,         /* low power: idle this long before sleeping */
     EV_SLEEP_MS = 1,           /* low power: one sleep in the kernel check */
-    EV_WAKE_IDLE_US = 50,      /* low power, a port that wakes us: idle this long */
+    EV_WOKEN_SLEEP_MS = 10,    /* ... one that the port's wake-up fd ends (ev_sleep_woken) */
+    EV_WAKE_IDLE_US = 50,      /* low power, a port that wakes us: idle at least this long */
+    EV_WAKE_SPIN_MAX_US = 1000, /* ... and at most this long (common/idle_gap.h) */
     EV_WAKE_FDS = 64,          /* kernel fds polled with the wake-up fd (more: timed sleep) */
 };
 
 /* The low-power sleep of a port that can end it: poll the kernel part and
- * the port's wake-up fd together, up to sleep_ms, then look at the kernel
- * part without waiting. Returns what src->kernel returns. */
-static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sleep_ms)
+ * the port's wake-up fd together, up to woken_ms, then look at the kernel
+ * part without waiting; where the wake-up fd cannot be polled (more kernel
+ * fds than EV_WAKE_FDS, no fd from the port) a timed sleep of sleep_ms
+ * instead. Returns what src->kernel returns. */
+static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sleep_ms, int woken_ms)
 {
     struct pollfd fds[EV_WAKE_FDS + 1];
     int k = src->kernel_fds != NULL ? src->kernel_fds(ctx, fds, EV_WAKE_FDS) : -1;
@@ -104,7 +114,7 @@ static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sle
     if (wfd < 0)
         return src->kernel(ctx, n, sleep_ms);
     fds[k] = (struct pollfd){.fd = wfd, .events = POLLIN};
-    int r = libc.poll(fds, (nfds_t)k + 1, sleep_ms);
+    int r = libc.poll(fds, (nfds_t)k + 1, woken_ms);
     int saved = errno;
     rt_sleep_end();
     if (r < 0 && saved == EINTR && !src->restart && n == 0) {
@@ -126,6 +136,10 @@ void ev_kernel_written(void)
 /* The waiting thread's clock (initial-exec: liblstack.so is preloaded or
  * linked, never dlopened, so the variable is in the static TLS block). */
 static __thread struct tsc_clock ev_clock __attribute__((tls_model("initial-exec")));
+
+/* The waiting thread's recent gaps between frames (low power with a port
+ * that wakes us: how long to stay awake before sleeping). */
+static __thread struct idle_gap ev_gap __attribute__((tls_model("initial-exec")));
 
 static uint64_t ev_now_ns(void)
 {
@@ -174,7 +188,9 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
     struct ev_kernel_due *kernel_due = src->kernel_due != NULL ? src->kernel_due(ctx) : &call_due;
     uint64_t busy_at = now;  /* when a frame last arrived */
     bool wake = low_power && rt_can_wake();
-    uint64_t idle_ns = (wake ? EV_WAKE_IDLE_US : EV_IDLE_US) * 1000u;
+    const uint64_t base_ns = (wake ? EV_WAKE_IDLE_US : EV_IDLE_US) * 1000u;
+    const uint64_t spin_max_ns = EV_WAKE_SPIN_MAX_US * 1000u;
+    uint64_t idle_ns = wake ? idle_gap_window(&ev_gap, now, base_ns, spin_max_ns) : base_ns;
     int n;
     /* The stack was polled a moment ago (the application went from one
      * wait to the next through a few socket calls): send what those calls
@@ -206,8 +222,13 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
         now = ev_now_ns();
         if (polled)
             __atomic_store_n(&ev_polled_at, now, __ATOMIC_RELAXED);
-        if (frames > 0)
+        if (frames > 0) {
             busy_at = now;
+            if (wake) {
+                idle_gap_frame(&ev_gap, now, spin_max_ns);
+                idle_ns = idle_gap_window(&ev_gap, now, base_ns, spin_max_ns);
+            }
+        }
         bool last = n > 0 || timeout_ms == 0 || ev_expired(now, deadline);
         uint64_t epoch = __atomic_load_n(&ev_kernel_epoch_v, __ATOMIC_ACQUIRE);
         if ((last && n == 0) || now >= __atomic_load_n(&kernel_due->at, __ATOMIC_RELAXED) ||
@@ -216,8 +237,14 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
             if (!last && low_power && !deadline_due && now - busy_at >= idle_ns && now < deadline &&
                 deadline - now >= (uint64_t)EV_SLEEP_MS * 1000000u)
                 sleep_ms = EV_SLEEP_MS;
-            int total = sleep_ms > 0 && wake ? ev_sleep_woken(src, ctx, n, sleep_ms)
-                                             : src->kernel(ctx, n, sleep_ms);
+            int total;
+            if (sleep_ms > 0 && wake) {
+                uint64_t left_ms = deadline == UINT64_MAX ? EV_WOKEN_SLEEP_MS : (deadline - now) / 1000000u;
+                int woken_ms = left_ms < EV_WOKEN_SLEEP_MS ? (int)left_ms : EV_WOKEN_SLEEP_MS;
+                total = ev_sleep_woken(src, ctx, n, sleep_ms, woken_ms);
+            } else {
+                total = src->kernel(ctx, n, sleep_ms);
+            }
             if (total < 0 && n == 0) {
                 n = -1;
                 break;
@@ -237,7 +264,10 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
             deadline = tsc_clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
             deadline_due = false;
         }
-        ev_relax();
+        if (idle_ns > base_ns && now - busy_at >= base_ns)
+            sched_yield(); /* staying awake for the next frame: the process that sends it may need this CPU */
+        else
+            ev_relax();
     }
 
     if (masked) {

@@ -22,6 +22,8 @@
 #      idle: p99 below LTRAN_LP_P99_MS (issue 13 asks 1 ms; the default is a
 #      generous 20 ms for a loaded 2-core CI machine; performance.md has the
 #      measured figures).
+# It prints the CPUs each process may run on (ltran: its -l; the servers:
+# any) and every figure; bench/ltran_lowpower_ab.sh runs it for an A/B.
 # Bed: "${LSTACK_TB:-lstk}ltp". Exit 0 pass, 1 fail, 77 skip.
 set -u
 T_BASE="${LSTACK_TB:-lstk}"
@@ -85,6 +87,8 @@ done
 s1=$(ltran_stat sleeps)
 (( s1 > s0 || ${LTRAN_LP_LTRAN:-1} == 0 )) || fail "ltran did not sleep while idle (sleeps $s0 -> $s1)"
 ok "idle for 2 s: CPU$line; ltran slept $((s1 - s0)) times"
+cpus() { awk '/^Cpus_allowed_list/ {print $2}' "/proc/$1/status"; }
+echo "   CPUs allowed: ltran $(cpus "$LTRAN_PID"), redis $(cpus "${RPID[6379]}") / $(cpus "${RPID[6380]}") / $(cpus "${RPID[6381]}") (of $(nproc))"
 
 # 2. One PING at a time to sleeping processes, against a kernel redis-server
 # on the client namespace's loopback measured the same way now (the machine's
