@@ -5,9 +5,7 @@
  * 0011), and a lost retransmission with nothing else in flight (the tail
  * loss probe after a timeout, patch 0013; test_probe_after_timeout), and
  * a retransmission after a timeout lost again while later ones are SACKed
- * (patch 0014; test_sack_after_timeout), and a SACK above a hole in a
- * small window, which lets a new segment out (patch 0015, limited
- * transmit; test_limited_transmit).
+ * (patch 0014; test_sack_after_timeout).
  *
  * Stack B sends to a raw peer (raw_tcp.h: segments built by hand, posing
  * as 198.18.0.2 from a port stack A never uses, injected into B's receive
@@ -374,42 +372,6 @@ static void test_sack_after_timeout(struct lsock *l)
     lsock_close(s);
 }
 
-/* Patch 0015: limited transmit. B's window after the short exchanges is a
- * few segments; the first of them is lost and the peer SACKs the second.
- * One SACKed segment above a hole does not make it lost (3 do, or all of
- * those above it), but it has left the network: B sends the next new
- * segment at once, whose SACK goes on to show the hole. Without the patch
- * lwIP counted the window from the cumulative ACK and sent nothing until
- * the tail loss probe (50-100 ms). */
-static void test_limited_transmit(struct lsock *l)
-{
-    const uint32_t iss = 13000, mine = iss + 1;
-    uint32_t acked = 0;
-    struct lsock *s = raw_connect_measured(l, 21003, iss, &acked);
-    if (s == NULL)
-        return;
-    const uint32_t s0 = acked;
-    unsigned from = seen.n;
-    write_all(s, 16 * MSS);
-    pair_pump(A, B, 3);
-    unsigned n0 = 0;
-    while (n0 < 16 && sent_at(from, s0 + n0 * MSS) >= 0)
-        n0++;
-    checkf(n0 >= 3 && n0 < 16, "limited transmit: B sends the %u segments its window takes of 16", n0);
-    uint32_t l1 = s0 + MSS, r1 = s0 + 2 * MSS;
-    from = seen.n;
-    raw_send(TH_ACK, mine, s0, 0, 0, 1, &l1, &r1);
-    pair_pump(A, B, 3);
-    checkf(sent_at(from, s0 + n0 * MSS) >= 0 && sent_at(from, s0) < 0,
-           "limited transmit: s0 lost, s1 SACKed: B sends the new s%u at once and not s0 (saw %u segments in 3 "
-           "rounds, s%u %s, s0 %s; without patch 0015: none before the tail loss probe)",
-           n0, seen.n - from, n0, sent_at(from, s0 + n0 * MSS) >= 0 ? "sent" : "not sent",
-           sent_at(from, s0) >= 0 ? "sent" : "not sent");
-    raw_send(TH_RST, mine, 0, 0, 0, 0, NULL, NULL);
-    pair_pump(A, B, 3);
-    lsock_close(s);
-}
-
 int main(void)
 {
     struct lstack_conf ca, cb;
@@ -441,7 +403,6 @@ int main(void)
         test_requeue(l);
         test_probe_after_timeout(l);
         test_sack_after_timeout(l);
-        test_limited_transmit(l);
     }
     if (l)
         lsock_close(l);

@@ -181,13 +181,6 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #ifndef LSTACK_TCP_SACK_IN_RTO
 #define LSTACK_TCP_SACK_IN_RTO 1
 #endif
-/* Outside a recovery, SACKed segments above the cumulative ACK leave room
- * in the window for new ones (patch 0015: RFC 6675's pipe, RFC 3042
- * limited transmit), so that the SACKs showing a hole lost come within a
- * round trip, not at the tail loss probe. */
-#ifndef LSTACK_TCP_LIMITED_XMIT
-#define LSTACK_TCP_LIMITED_XMIT 1
-#endif
 /* Out-of-order data is dropped after 20 s without an incoming segment
  * (patch 0012); lwIP's 6 x RTO was 1.5 s with the RTO above, shorter than
  * a peer's backoff after its repair of a hole is lost twice. */
