@@ -5,7 +5,8 @@
  * 0011), and a lost retransmission with nothing else in flight (the tail
  * loss probe after a timeout, patch 0013; test_probe_after_timeout), and
  * a retransmission after a timeout lost again while later ones are SACKed
- * (patch 0014; test_sack_after_timeout).
+ * (patch 0014; test_sack_after_timeout), and a hole with one SACKed
+ * segment above it (LSTACK_TCP_DUPTHRESH 1; test_one_sack_lost).
  *
  * Stack B sends to a raw peer (raw_tcp.h: segments built by hand, posing
  * as 198.18.0.2 from a port stack A never uses, injected into B's receive
@@ -372,6 +373,40 @@ static void test_sack_after_timeout(struct lsock *l)
     lsock_close(s);
 }
 
+/* LSTACK_TCP_DUPTHRESH 1 (lwipopts.h): a hole with one SACKed segment
+ * above it. B's window after the short exchanges is a few segments; the
+ * first is lost and the peer SACKs the second: B sends s0 again at once.
+ * With the threshold at 3 (built with -DLSTACK_TCP_DUPTHRESH=3) one SACK
+ * made nothing lost and B sent nothing until the tail loss probe
+ * (50-100 ms): the stalls of the corrupt profile of redis-loss. */
+static void test_one_sack_lost(struct lsock *l)
+{
+    const uint32_t iss = 13000, mine = iss + 1;
+    uint32_t acked = 0;
+    struct lsock *s = raw_connect_measured(l, 21003, iss, &acked);
+    if (s == NULL)
+        return;
+    const uint32_t s0 = acked;
+    unsigned from = seen.n;
+    write_all(s, 16 * MSS);
+    pair_pump(A, B, 3);
+    unsigned n0 = 0;
+    while (n0 < 16 && sent_at(from, s0 + n0 * MSS) >= 0)
+        n0++;
+    checkf(n0 >= 3 && n0 < 16, "one SACK: B sends the %u segments its window takes of 16", n0);
+    uint32_t l1 = s0 + MSS, r1 = s0 + 2 * MSS;
+    from = seen.n;
+    raw_send(TH_ACK, mine, s0, 0, 0, 1, &l1, &r1);
+    pair_pump(A, B, 3);
+    checkf(sent_at(from, s0) >= 0,
+           "one SACK: s0 lost, s1 SACKed: B sends s0 again at once (saw %u segments in 3 rounds; with the "
+           "threshold at 3: none before the tail loss probe)",
+           seen.n - from);
+    raw_send(TH_RST, mine, 0, 0, 0, 0, NULL, NULL);
+    pair_pump(A, B, 3);
+    lsock_close(s);
+}
+
 int main(void)
 {
     struct lstack_conf ca, cb;
@@ -403,6 +438,7 @@ int main(void)
         test_requeue(l);
         test_probe_after_timeout(l);
         test_sack_after_timeout(l);
+        test_one_sack_lost(l);
     }
     if (l)
         lsock_close(l);

@@ -158,7 +158,15 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * caused by reordering undo it and double the connection's threshold, up
  * to LSTACK_TCP_DUPTHRESH_MAX (Linux adapts tp->reordering likewise). */
 #define LSTACK_TCP_SACK_RECOVERY 1
-#define LSTACK_TCP_DUPTHRESH 3
+/* The threshold starts at 1: a segment with one SACKed segment above it
+ * (sent after it) is lost, as Linux's RACK with its reordering window at
+ * zero while a connection has shown no reordering; the first D-SACK undo
+ * raises it to 2, then 4... (issue 10: with 3, a hole in a 4-5 segment
+ * window waited for the tail loss probe or the RTO; docs/reliability.md,
+ * "The corrupt profile on a quieter machine"). */
+#ifndef LSTACK_TCP_DUPTHRESH
+#define LSTACK_TCP_DUPTHRESH 1
+#endif
 #define LSTACK_TCP_DUPTHRESH_MAX 16
 /* ... and a tail loss probe after 2 slow ticks (50-100 ms) without an ACK. */
 #define LSTACK_TCP_TLP_TICKS 2
