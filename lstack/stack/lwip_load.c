@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -58,11 +61,34 @@ out:
     return mfd;
 }
 
+#define LWIP_LIB_NAME "liblstack_lwip.so"
+
+/* Where the lwIP library is, when the caller names none: $LSTACK_LWIP_LIB;
+ * else next to the object this code is in (liblstack.so, installed beside
+ * it), if there is a file of that name; else where the build left it
+ * (LSTACK_LWIP_SO: a build tree keeps them in different folders). */
+static const char *default_path(char *buf, size_t len)
+{
+    const char *env = getenv("LSTACK_LWIP_LIB");
+    if (env != NULL && env[0] != '\0')
+        return env;
+    Dl_info info;
+    if (dladdr((void *)default_path, &info) != 0 && info.dli_fname != NULL) {
+        char self[PATH_MAX];
+        snprintf(self, sizeof(self), "%s", info.dli_fname);
+        snprintf(buf, len, "%s/%s", dirname(self), LWIP_LIB_NAME);
+        if (access(buf, R_OK) == 0)
+            return buf;
+    }
+    return LSTACK_LWIP_SO;
+}
+
 int lwip_load(struct lwip_api *api, const char *path, const char *tag, char *err, size_t errlen)
 {
     memset(api, 0, sizeof(*api));
+    char found[PATH_MAX + 32];
     if (path == NULL)
-        path = LSTACK_LWIP_SO;
+        path = default_path(found, sizeof(found));
     int fd = copy_to_memfd(path, tag, err, errlen);
     if (fd < 0)
         return -1;

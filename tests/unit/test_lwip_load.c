@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stack/lwip_load.h"
@@ -100,6 +101,18 @@ int main(void)
           "a missing library fails with its path in the message");
     rc = lwip_load(&c, "/etc/hostname", "test-d", err, sizeof(err));
     check(rc == -1 && strstr(err, "dlopen") != NULL, "a file that is not a library fails with the loader's reason");
+
+    /* path NULL: $LSTACK_LWIP_LIB first (then next to the loading object,
+     * then the build's) */
+    setenv("LSTACK_LWIP_LIB", "/nonexistent/env/liblstack_lwip.so", 1);
+    rc = lwip_load(&c, NULL, "test-e", err, sizeof(err));
+    checkf(rc == -1 && strstr(err, "/nonexistent/env/liblstack_lwip.so") != NULL,
+           "LSTACK_LWIP_LIB names the library that is loaded (%s)", err);
+    unsetenv("LSTACK_LWIP_LIB");
+    rc = lwip_load(&c, NULL, "test-f", err, sizeof(err));
+    check(rc == 0, "without it, the build's library loads");
+    if (rc == 0)
+        lwip_unload(&c);
 
     return tap_done();
 }
