@@ -96,12 +96,53 @@ static const struct sock_data sock_data_rings = {.recv = ring_recv, .send = ring
  * paths below take: a header and an entry io_start would accept, in a
  * process that may use the stack. Returns the entry, or NULL for the
  * general path. */
+static inline bool entry_fast(const struct iovec *v)
+{
+    return v->iov_len != 0 && v->iov_len <= LSTACK_RW_MAX && !rt_is_child();
+}
+
 static const struct iovec *one_entry(const struct msghdr *msg)
 {
-    if (msg == NULL || msg->msg_iovlen != 1 || msg->msg_iov == NULL || msg->msg_iov[0].iov_len == 0 ||
-        msg->msg_iov[0].iov_len > LSTACK_RW_MAX || rt_is_child())
+    if (msg == NULL || msg->msg_iovlen != 1 || msg->msg_iov == NULL || !entry_fast(msg->msg_iov))
         return NULL;
     return msg->msg_iov;
+}
+
+/* The fast path of recvmsg and read: one lsock_recv of the one entry v1.
+ * Returns true with the call's result in *out (bytes, EOF's 0, or -1 with
+ * errno), false if nothing was there yet (the loop waits as the socket
+ * says). */
+static inline __attribute__((always_inline)) bool recv_fast(const struct sock_data *io, struct sock_file *sf,
+                                                            const struct iovec *v1, ssize_t *out)
+{
+    ssize_t n = io->recv(sf->ls, v1, 1, 0, false);
+    if (n == -EAGAIN)
+        return false;
+    *out = n >= 0 ? n : fail_neg(n);
+    return true;
+}
+
+/* The fast path of sendmsg and write: one lsock_send of the one entry v1.
+ * Returns true with the call's result in *out (all of it queued, or -1
+ * with errno, SIGPIPE raised unless MSG_NOSIGNAL), false for the loop with
+ * what was queued in *first. */
+static inline __attribute__((always_inline)) bool send_fast(const struct sock_data *io, struct sock_file *sf,
+                                                            const struct iovec *v1, int flags, size_t *first,
+                                                            ssize_t *out)
+{
+    ssize_t n = io->send(sf->ls, v1, 1, flags);
+    if ((size_t)n == v1->iov_len) {
+        *out = n;
+        return true;
+    }
+    if (n < 0 && n != -EAGAIN) {
+        if (n == -EPIPE && !(flags & MSG_NOSIGNAL))
+            raise(SIGPIPE);
+        *out = fail_neg(n);
+        return true;
+    }
+    *first = n > 0 ? (size_t)n : 0;
+    return false;
 }
 
 /* Common checks of recvmsg/sendmsg, in Linux's order (the fd, the header,
@@ -145,16 +186,14 @@ static inline __attribute__((always_inline)) ssize_t recvmsg_with(const struct s
      * report: one lsock_recv, as the loop below would make it. Only "none
      * yet" (nothing consumed, nothing taken) goes on to the loop. */
     const struct iovec *v1 = flags == 0 ? one_entry(msg) : NULL;
-    if (v1 != NULL) {
-        ssize_t n = io->recv(sf->ls, v1, 1, 0, false);
-        if (n >= 0) {
+    ssize_t r;
+    if (v1 != NULL && recv_fast(io, sf, v1, &r)) {
+        if (r >= 0) {
             msg->msg_namelen = 0;
             msg->msg_controllen = 0;
             msg->msg_flags = 0;
-            return n;
         }
-        if (n != -EAGAIN)
-            return fail_neg(n);
+        return r;
     }
     return recvmsg_loop(io, sf, fd, msg, flags);
 }
@@ -167,13 +206,9 @@ static inline __attribute__((always_inline)) ssize_t read_with(const struct sock
     struct sock_file *sf = sock_file(e);
     app_cnt.reads++; /* issue 4: stackctl show stats */
     struct iovec v = {buf, len};
-    if (len != 0 && len <= LSTACK_RW_MAX && !rt_is_child()) {
-        ssize_t n = io->recv(sf->ls, &v, 1, 0, false);
-        if (n >= 0)
-            return n;
-        if (n != -EAGAIN)
-            return fail_neg(n);
-    }
+    ssize_t r;
+    if (entry_fast(&v) && recv_fast(io, sf, &v, &r))
+        return r;
     struct msghdr msg = {.msg_iov = &v, .msg_iovlen = 1};
     return recvmsg_loop(io, sf, fd, &msg, 0);
 }
@@ -263,18 +298,9 @@ static inline __attribute__((always_inline)) ssize_t sendmsg_with(const struct s
      * result goes on to the loop, with what was queued counted as sent. */
     const struct iovec *v1 = one_entry(msg);
     size_t first = 0;
-    if (v1 != NULL) {
-        ssize_t n = io->send(sf->ls, v1, 1, flags);
-        if ((size_t)n == v1->iov_len)
-            return n;
-        if (n < 0 && n != -EAGAIN) {
-            if (n == -EPIPE && !(flags & MSG_NOSIGNAL))
-                raise(SIGPIPE);
-            return fail_neg(n);
-        }
-        if (n > 0)
-            first = (size_t)n;
-    }
+    ssize_t r;
+    if (v1 != NULL && send_fast(io, sf, v1, flags, &first, &r))
+        return r;
     return sendmsg_loop(io, sf, fd, msg, flags, first);
 }
 
@@ -287,18 +313,9 @@ static inline __attribute__((always_inline)) ssize_t write_with(const struct soc
     app_cnt.writes++; /* issue 4: stackctl show stats */
     struct iovec v = {(void *)buf, len};
     size_t first = 0;
-    if (len != 0 && len <= LSTACK_RW_MAX && !rt_is_child()) {
-        ssize_t n = io->send(sf->ls, &v, 1, 0);
-        if ((size_t)n == len)
-            return n;
-        if (n < 0 && n != -EAGAIN) {
-            if (n == -EPIPE)
-                raise(SIGPIPE); /* write(2) has no MSG_NOSIGNAL */
-            return fail_neg(n);
-        }
-        if (n > 0)
-            first = (size_t)n;
-    }
+    ssize_t r;
+    if (entry_fast(&v) && send_fast(io, sf, &v, 0, &first, &r)) /* write(2): no MSG_NOSIGNAL */
+        return r;
     struct msghdr msg = {.msg_iov = &v, .msg_iovlen = 1};
     return sendmsg_loop(io, sf, fd, &msg, 0, first);
 }
