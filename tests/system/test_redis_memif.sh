@@ -4,17 +4,20 @@
 # and what happens when one side goes away (issue 11):
 #   1. start order: server first, then client first (the client's connect
 #      waits for the server to come up);
-#   2. the client side comes and goes, 10 cycles: redis-benchmark under
-#      lstack runs to its end (odd) or is SIGKILLed mid-run (even). The
-#      server must stay up, show the link down (stackctl show nic), keep
-#      serving a kernel client on its loopback listener while the link is
-#      down, and be back to its idle mbuf and fd counts afterwards;
-#   3. the server side comes and goes, 10 cycles: the client is a redis
-#      replica under lstack (replicaof over memif); the server is restarted
-#      (odd) or SIGKILLed and started again (even). The replica must stay
-#      up, reconnect (its memif link, then replication) and hold byte-exact
-#      copies of values written on the server after each cycle.
-# About 2 minutes on an idle 2-core machine. Namespace "${LSTACK_TB}-mif".
+#   2. the client side comes and goes, MEMIF_CYCLES cycles (default 10):
+#      redis-benchmark under lstack runs to its end (odd) or is SIGKILLed
+#      mid-run (even). The server must stay up, show the link down
+#      (stackctl show nic), keep serving a kernel client on its loopback
+#      listener while the link is down, and be back to its idle mbuf and
+#      fd counts afterwards;
+#   3. the server side comes and goes, MEMIF_CYCLES cycles: the client is
+#      a redis replica under lstack (replicaof over memif); the server is
+#      restarted (odd) or SIGKILLed and started again (even). The replica
+#      must stay up, reconnect (its memif link, then replication) and hold
+#      byte-exact copies of values written on the server after each cycle.
+# About 2 minutes on an idle 2-core machine with the default; MEMIF_CYCLES=20
+# is issue 11's full measure (20 cycles of each side, about 4 minutes; CI runs
+# the default). Namespace "${LSTACK_TB}-mif".
 set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=memif
@@ -33,6 +36,8 @@ dpkg-query -W -f='${db:Status-Abbrev}' librte-net-memif23 2>/dev/null | grep -q 
 LIB="${LSTACK_PRELOAD:-$T_BUILD/lstack/liblstack.so}"
 CTL="$T_BUILD/tools/stackctl"
 [[ -f "$LIB" && -x "$CTL" ]] || t_fail "not built: $LIB, $CTL"
+CYCLES="${MEMIF_CYCLES:-10}"
+[[ "$CYCLES" =~ ^[1-9][0-9]*$ ]] || { echo "MEMIF_CYCLES must be a positive integer, not '$CYCLES'"; exit 2; }
 T_WORK="$(mktemp -d "/tmp/lstack-test-${LSTACK_TB}.XXXXXX")"
 
 PIDS=()
@@ -130,13 +135,13 @@ wait "$early" || fail "the early redis-cli failed: $(cat "$T_WORK/early.out")"
 echo "   ok: the client's connect waited for the server (its memif link came up when the server did)"
 
 # ---- 2. the client side comes and goes
-echo "-- 2. client: 10 cycles of redis-benchmark under lstack, to its end or SIGKILLed"
+echo "-- 2. client: $CYCLES cycles of redis-benchmark under lstack, to its end or SIGKILLed"
 sleep 4 # the earlier clients' connections closed (--timeout 3)
 base_fds=$(nfds "$SRV_PID")
 base_mbuf=$(stat "$SRV_PID" mbuf_free)
 [[ "$base_mbuf" =~ ^[0-9]+$ ]] || fail "no mbuf_free from stackctl (got '$base_mbuf')"
 echo "   server idle: $base_fds fds, $base_mbuf free mbufs"
-for ((c = 1; c <= 10; c++)); do
+for ((c = 1; c <= CYCLES; c++)); do
     if ((c % 2 == 1)); then
         rc=0
         (M_BIND=redis-benchmark m_run client timeout 60 redis-benchmark -h "$M_IP_SRV" -p 6379 -c 10 -n 4000 -r 1000 -t set,get -q) \
@@ -179,7 +184,7 @@ done
 echo "   ok: server back to idle: $fds fds (was $base_fds), $mbuf free mbufs (was $base_mbuf)"
 
 # ---- 3. the server side comes and goes
-echo "-- 3. server: 10 cycles of restart / SIGKILL, a replica under lstack as the client"
+echo "-- 3. server: $CYCLES cycles of restart / SIGKILL, a replica under lstack as the client"
 (m_run client redis-server --port 6380 --bind 0.0.0.0 --protected-mode no --save '' --appendonly no \
     --replicaof "$M_IP_SRV" 6379 --repl-timeout 5 --dir "$T_WORK" --logfile "") >"$T_WORK/replica.log" 2>&1 &
 REP=$!
@@ -199,7 +204,7 @@ link_up() { # the replica linked to the master that runs now (20 s)
 }
 link_up || fail "the replica never linked to its master over memif"
 rep_fds=$(nfds "$REP")
-for ((c = 1; c <= 10; c++)); do
+for ((c = 1; c <= CYCLES; c++)); do
     if ((c % 2 == 1)); then srv_stop term; how=restarted; else srv_stop kill; how="SIGKILLed, started again"; fi
     sleep 0.5
     kill -0 "$REP" 2>/dev/null || fail "cycle $c: the replica died when its master's process went away"
