@@ -151,6 +151,22 @@ static int take_error(struct lsock *s)
     return e;
 }
 
+/* lwIP's pbuf_free of one pbuf (p->next NULL): the common case, a
+ * received frame's own pbuf (a custom pbuf of the stack, stack/netif.c)
+ * that only the queue holds, is given straight to its free function, as
+ * pbuf_free would after dropping the last reference (a call into the lwIP
+ * copy and its loop less, ~25 instructions a read); anything else goes to
+ * pbuf_free. */
+static inline void pbuf_free_one(struct lsock *s, struct pbuf *p)
+{
+    if (p->ref == 1 && (p->flags & PBUF_FLAG_IS_CUSTOM)) {
+        p->ref = 0;
+        ((struct pbuf_custom *)p)->custom_free_function(p);
+        return;
+    }
+    lsock_lwip(s)->pbuf_free(p);
+}
+
 size_t lsock_rx_drop(struct lsock *s)
 {
     size_t n = s->rx_bytes;
@@ -335,7 +351,7 @@ ssize_t lsock_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int fla
             s->rx_head = s->rx_tail = NULL;
             s->rx_off = 0;
             s->rx_bytes = 0;
-            lsock_lwip(s)->pbuf_free(p);
+            pbuf_free_one(s, p);
             rx_credit(s, avail);
             ack_owe(s);
             lsock_notify(s, false);
@@ -431,6 +447,21 @@ ssize_t lsock_send_refusal(struct lsock *s)
     return send_refusal(s);
 }
 
+/* lsock_notify after a write that send_refusal let through (no error, not
+ * shut for writing, connected, with its pcb): events_of's common case
+ * without the tests that refusal made; lsock_notify when the events
+ * changed or the socket is not in that case. */
+static inline void notify_after_send(struct lsock *s)
+{
+    if (s->o.sndbuf == 0 && !(s->peer_fin | s->shut_rd) && s->ring == NULL) {
+        const struct lstack_lwip_limits *lim = &s->st->tcp;
+        bool wr = s->pcb->snd_buf >= lim->snd_lowat && tcp_sndqueuelen(s->pcb) < lim->snd_queuelowat;
+        if (((s->rx_bytes > 0 ? EPOLLIN : 0u) | (wr ? EPOLLOUT : 0u)) == s->ev_last)
+            return;
+    }
+    lsock_notify(s, false);
+}
+
 ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
 {
     (void)flags; /* MSG_NOSIGNAL / MSG_DONTWAIT / MSG_MORE: the POSIX layer's */
@@ -446,7 +477,7 @@ ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int fla
         if (n > 0 && n <= 0xffff && n <= snd_room(s) && tcp_sndqueuelen(pcb) < s->st->tcp.snd_queuelen &&
             lsock_lwip(s)->tcp_write(pcb, iov[0].iov_base, (u16_t)n, TCP_WRITE_FLAG_COPY) == ERR_OK) {
             lsock_lwip(s)->tcp_output(pcb);
-            lsock_notify(s, false);
+            notify_after_send(s);
             return (ssize_t)n;
         }
     }

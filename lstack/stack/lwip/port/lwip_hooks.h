@@ -58,25 +58,39 @@ int lstack_ip4_reassembled(struct pbuf *p, struct netif *inp);
  * port/tcp_tso.c, patch 0008). Every one leaves lwIP as it was when the
  * copy was configured without TSO (lstack_lwip_conf.tso_max 0). */
 struct tcp_seg;
+/* The hooks below are macros: the port's TSO size (lstack_tcp_tso_max, 0
+ * without TSO) is tested inline, and the functions (tcp_tso.c, *_tso) are
+ * called only with TSO on. Without TSO every hook gives lwIP's own value
+ * or does nothing; four calls a request less in scenario 1 (~30
+ * instructions, docs/performance.md, issue 9's fifth pass). */
+extern u32_t lstack_tcp_tso_max;
 /* The largest segment tcp_write builds for pcb: with TSO the most whole
  * MSS that fit one TSO frame, else the MSS. */
-u16_t lstack_tcp_seg_max(const struct tcp_pcb *pcb);
+u16_t lstack_tcp_seg_max_tso(const struct tcp_pcb *pcb);
+#define lstack_tcp_seg_max(pcb) (lstack_tcp_tso_max == 0 ? (pcb)->mss : lstack_tcp_seg_max_tso(pcb))
 /* Bytes to allocate for a new segment of length bytes (options included),
  * at most max_length: up to the next whole MSS with TSO, else max_length. */
-u16_t lstack_tcp_seg_alloc(const struct tcp_pcb *pcb, u16_t length, u16_t max_length);
+u16_t lstack_tcp_seg_alloc_tso(const struct tcp_pcb *pcb, u16_t length, u16_t max_length);
+#define lstack_tcp_seg_alloc(pcb, length, max_length) \
+    (lstack_tcp_tso_max == 0 ? (max_length) : lstack_tcp_seg_alloc_tso((pcb), (length), (max_length)))
 /* tcp_output: cut the head of pcb->unsent to what the window wnd takes,
  * in whole MSS, when it is larger than one MSS and does not fit. */
-void lstack_tcp_tso_fit(struct tcp_pcb *pcb, u32_t wnd);
+void lstack_tcp_tso_fit_tso(struct tcp_pcb *pcb, u32_t wnd);
+#define lstack_tcp_tso_fit(pcb, wnd) (lstack_tcp_tso_max == 0 ? (void)0 : lstack_tcp_tso_fit_tso((pcb), (wnd)))
 /* tcp_receive, after the acked segments are freed: trim the acked front
  * of a head segment acked in part. Returns the bytes trimmed (acked). */
-u32_t lstack_tcp_tso_trim(struct tcp_pcb *pcb, u32_t ackno);
+u32_t lstack_tcp_tso_trim_tso(struct tcp_pcb *pcb, u32_t ackno);
+#define lstack_tcp_tso_trim(pcb, ackno) (lstack_tcp_tso_max == 0 ? 0u : lstack_tcp_tso_trim_tso((pcb), (ackno)))
 /* tcp_rexmit: seg, the first unacked segment, was moved to pcb->unsent;
  * keep one MSS of it there and put the rest back on pcb->unacked. */
-void lstack_tcp_tso_rexmit(struct tcp_pcb *pcb, struct tcp_seg *seg);
+void lstack_tcp_tso_rexmit_tso(struct tcp_pcb *pcb, struct tcp_seg *seg);
+#define lstack_tcp_tso_rexmit(pcb, seg) (lstack_tcp_tso_max == 0 ? (void)0 : lstack_tcp_tso_rexmit_tso((pcb), (seg)))
 /* Around ip_output_if of a data segment (NULL, NULL after it): while set,
  * lstack_tso_segsz is the MSS the port cuts the frame by (0: not a TSO
- * frame) and lstack_tso_pieces the frames it makes (ip4: IP ids). */
-void lstack_tcp_tso_out(const struct tcp_pcb *pcb, const struct tcp_seg *seg);
+ * frame) and lstack_tso_pieces the frames it makes (ip4: IP ids). Without
+ * TSO they keep their first values, 0 and 1, and the hook does nothing. */
+void lstack_tcp_tso_out_tso(const struct tcp_pcb *pcb, const struct tcp_seg *seg);
+#define lstack_tcp_tso_out(pcb, seg) (lstack_tcp_tso_max == 0 ? (void)0 : lstack_tcp_tso_out_tso((pcb), (seg)))
 extern u16_t lstack_tso_segsz, lstack_tso_pieces;
 #endif
 

@@ -130,6 +130,16 @@ int lstack_lwip_port_range(uint16_t lo, uint16_t hi);
  * the MSS the port is to cut it by, if it is a TSO segment, else 0. */
 uint16_t lstack_lwip_tso_segsz(void);
 
+/* A unicast TCP segment to the netif's own address, not a fragment, that
+ * the stack's frame filter has checked as ip4_input would (version,
+ * lengths, header checksum, addresses): p holds the TCP segment (header
+ * and data, exactly the IPv4 total length minus the IPv4 header), iphdr
+ * is its IPv4 header. lwIP's tcp_input takes p (it frees it). The stack's
+ * thread (tcp_input_direct.c). */
+struct pbuf;
+struct netif;
+void lstack_lwip_tcp_input(struct pbuf *p, struct netif *inp, const void *iphdr);
+
 void lstack_lwip_mem_stats(struct lstack_lwip_mem_stats *out);
 void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);
 void lstack_lwip_syn_stats(struct lstack_lwip_syn_stats *out);

@@ -59,7 +59,7 @@ static u32_t tso_unit(const struct tcp_pcb *pcb)
     return lstack_tcp_tso_mss != 0 && lstack_tcp_tso_mss < pcb->mss ? lstack_tcp_tso_mss : pcb->mss;
 }
 
-u16_t lstack_tcp_seg_max(const struct tcp_pcb *pcb)
+u16_t lstack_tcp_seg_max_tso(const struct tcp_pcb *pcb)
 {
     if (!tso_on(pcb))
         return pcb->mss;
@@ -67,7 +67,7 @@ u16_t lstack_tcp_seg_max(const struct tcp_pcb *pcb)
     return n > 1 && n * unit > pcb->mss ? (u16_t)(n * unit) : pcb->mss;
 }
 
-u16_t lstack_tcp_seg_alloc(const struct tcp_pcb *pcb, u16_t length, u16_t max_length)
+u16_t lstack_tcp_seg_alloc_tso(const struct tcp_pcb *pcb, u16_t length, u16_t max_length)
 {
     if (!tso_on(pcb))
         return max_length; /* lwIP's own choice with LWIP_NETIF_TX_SINGLE_PBUF */
@@ -78,7 +78,7 @@ u16_t lstack_tcp_seg_alloc(const struct tcp_pcb *pcb, u16_t length, u16_t max_le
     return (u16_t)LWIP_MIN(want, (u32_t)max_length);
 }
 
-void lstack_tcp_tso_fit(struct tcp_pcb *pcb, u32_t wnd)
+void lstack_tcp_tso_fit_tso(struct tcp_pcb *pcb, u32_t wnd)
 {
     struct tcp_seg *seg = pcb->unsent;
     if (seg == NULL || !tso_on(pcb) || seg->len <= pcb->mss)
@@ -139,7 +139,7 @@ static u32_t trim_head(struct tcp_seg *seg, u32_t ackno)
     return k;
 }
 
-u32_t lstack_tcp_tso_trim(struct tcp_pcb *pcb, u32_t ackno)
+u32_t lstack_tcp_tso_trim_tso(struct tcp_pcb *pcb, u32_t ackno)
 {
     if (!tso_on(pcb))
         return 0;
@@ -148,7 +148,7 @@ u32_t lstack_tcp_tso_trim(struct tcp_pcb *pcb, u32_t ackno)
     return trim_head(pcb->unacked, ackno) + trim_head(pcb->unsent, ackno);
 }
 
-void lstack_tcp_tso_rexmit(struct tcp_pcb *pcb, struct tcp_seg *seg)
+void lstack_tcp_tso_rexmit_tso(struct tcp_pcb *pcb, struct tcp_seg *seg)
 {
     if (!tso_on(pcb) || seg != pcb->unsent || seg->len <= pcb->mss)
         return;
@@ -163,7 +163,7 @@ void lstack_tcp_tso_rexmit(struct tcp_pcb *pcb, struct tcp_seg *seg)
     pcb->unacked = rest;
 }
 
-void lstack_tcp_tso_out(const struct tcp_pcb *pcb, const struct tcp_seg *seg)
+void lstack_tcp_tso_out_tso(const struct tcp_pcb *pcb, const struct tcp_seg *seg)
 {
     if (pcb == NULL || !tso_on(pcb) || seg->len <= pcb->mss) {
         lstack_tso_segsz = 0;
