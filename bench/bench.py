@@ -36,9 +36,14 @@ port's tx burst calls ("stack_tx_burst_us_per_req", stackctl's
 tx_burst_cycles): on af_xdp over the veth it holds the kick system call and
 the kernel client's receive path that the kick runs on the server's core,
 so the busy time less it ("stack_busy_less_tx_us_per_req") is the server's
-own work without the bed's (both reported, issue 11). Per scenario: medians over
-rounds, and lstack / kernel ratios of both (results.json "cpu_per_req",
-results.csv, the table, chart-cpu.gp).
+own work without the bed's (both reported, issue 11); frames per tx burst
+("stack_frames_per_tx_burst", stackctl's tx_packets over tx_bursts: frames
+per af_xdp kick). For every kind, the server CPU's whole busy time from
+/proc/stat over the requests ("server_core_us_per_req"; the table gives
+the kernel's: with --rps on its own receive runs there, in softirq that
+may land while the CPU is idle, outside redis's utime + stime). Per
+scenario: medians over rounds, and lstack / kernel ratios of both
+(results.json "cpu_per_req", results.csv, the table, chart-cpu.gp).
 
 Ratios: median over rounds of lstack divided by the median of the kernel,
 for req/s and for each latency percentile. A run with --base-build has a
@@ -201,6 +206,16 @@ def stack_rounds(text):
         return None
 
 
+def stack_tx_bursts(text):
+    """(tx_bursts, tx_packets) of the "total" of a `stackctl show stats
+    --json` document, or None (a build without tx_bursts)."""
+    try:
+        t = json.loads(text)["total"]
+        return int(t["tx_bursts"]), int(t["tx_packets"])
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
 def run_record(d):
     """Everything about one run directory."""
     name = os.path.basename(d.rstrip("/"))
@@ -228,13 +243,15 @@ def run_record(d):
         rec["client_cpu_pct"] = None
     s0 = cpu_lines(read(os.path.join(d, "stat.0")))
     s1 = cpu_lines(read(os.path.join(d, "stat.1")))
-    busy = {}
+    busy, busy_s = {}, {}
     for cpu in s0:
         if cpu in s1:
             db = s1[cpu][0] - s0[cpu][0]
             dt = s1[cpu][1] - s0[cpu][1]
             busy[cpu] = 100.0 * db / dt if dt > 0 else None
+            busy_s[cpu] = db / hz
     rec["cpu_busy_pct"] = busy
+    rec["cpu_busy_s"] = busy_s
     # CPU time of anything else on the machine over the run: all CPUs' busy
     # time less the server's and the client's, in % of one core. About 0-5%
     # on a quiet machine (kernel threads, this script); more means another
@@ -257,6 +274,11 @@ def run_record(d):
     rec["stack_busy_s"] = rec["stack_idle_s"] = rec["stack_busy_pct"] = rec["stack_busy_us_per_req"] = None
     rec["stack_busy_cpu_us_per_req"] = None
     rec["stack_tx_burst_us_per_req"] = rec["stack_busy_less_tx_us_per_req"] = None
+    rec["stack_frames_per_tx_burst"] = None
+    b0 = stack_tx_bursts(read(os.path.join(d, "stack_stats.0")))
+    b1 = stack_tx_bursts(read(os.path.join(d, "stack_stats.1")))
+    if b0 and b1 and b1[0] > b0[0]:
+        rec["stack_frames_per_tx_burst"] = (b1[1] - b0[1]) / (b1[0] - b0[0])
     if r0 and r1 and r1[4] > 0 and r1[0] >= r0[0] and r1[1] >= r0[1]:
         busy, idle = (r1[0] - r0[0]) / r1[4], (r1[1] - r0[1]) / r1[4]
         rec["stack_busy_s"], rec["stack_idle_s"] = busy, idle
@@ -352,7 +374,7 @@ def cpu_per_req(per_kind, has_base, has_rtw=False):
     """Server CPU microseconds per request of a scenario, by kind, and the
     ratios to the kernel's (process time; the stack's busy time)."""
     kern = per_kind.get("kernel", {}).get("server_us_per_req")
-    out = {"kernel": {"us": kern}}
+    out = {"kernel": {"us": kern, "core_us": per_kind.get("kernel", {}).get("server_core_us_per_req")}}
     for k in ("lstack",) + ((BASE,) if has_base else ()) + ((RTW,) if has_rtw else ()):
         pk = per_kind.get(k, {})
         out[k] = {"us": pk.get("server_us_per_req"), "busy_us": pk.get("stack_busy_us_per_req"),
@@ -362,6 +384,7 @@ def cpu_per_req(per_kind, has_base, has_rtw=False):
                   "ratio_busy_cpu": ratio(pk.get("stack_busy_cpu_us_per_req"), kern),
                   "tx_burst_us": pk.get("stack_tx_burst_us_per_req"),
                   "busy_less_tx_us": pk.get("stack_busy_less_tx_us_per_req"),
+                  "frames_per_tx_burst": pk.get("stack_frames_per_tx_burst"),
                   "ratio_busy_less_tx": ratio(pk.get("stack_busy_less_tx_us_per_req"), kern)}
     return out
 
@@ -407,6 +430,14 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                 "stack_busy_cpu_us_per_req": median([r.get("stack_busy_cpu_us_per_req") for r in kr]),
                 "stack_tx_burst_us_per_req": median([r.get("stack_tx_burst_us_per_req") for r in kr]),
                 "stack_busy_less_tx_us_per_req": median([r.get("stack_busy_less_tx_us_per_req") for r in kr]),
+                "stack_frames_per_tx_burst": median([r.get("stack_frames_per_tx_burst") for r in kr]),
+                # The server CPU's whole busy time (/proc/stat: softirq run
+                # while the CPU was idle included) over the requests: with
+                # --rps on, the kernel server's own receive runs there.
+                "server_core_us_per_req": median([
+                    r["cpu_busy_s"][f"cpu{server_cpu}"] * 1e6 / r["requests"]
+                    if r.get("requests") and f"cpu{server_cpu}" in (r.get("cpu_busy_s") or {}) else None
+                    for r in kr]),
                 "client_cpu_pct": median([r.get("client_cpu_pct") for r in kr]),
                 "cpu_busy_pct": {
                     c: median([r["cpu_busy_pct"].get(c) for r in kr])
@@ -584,6 +615,8 @@ def table(result):
     offload = f"; kernel veth offloads {v['kernel_offload'].split(' ')[0]}" if "kernel_offload" in v else ""
     if v.get("client_gro", "").startswith("on"):
         offload += "; client veth GRO on"
+    if v.get("rps", "").startswith("on"):
+        offload += "; RPS on (each veth's receive on its own side's CPU)"
     lines.append(f"server on CPU {result['server_cpu']}, client on CPU {result['client_cpu']}; "
                  f"lstack on {v.get('lstack_pmd', '?').split(' ')[0]}{offload}; "
                  f"medians over {result['rounds']} round(s); ratio = lstack / kernel")
@@ -664,6 +697,11 @@ def cpu_row(cp):
         text += (f"; of the busy time, in tx bursts {fmt_us(l['tx_burst_us'])} (af_xdp: the kick and the kernel"
                  f" client's receive path on the server's core), busy less tx bursts {fmt_us(l['busy_less_tx_us'])}"
                  f" ({fmt_x(l['ratio_busy_less_tx'])})")
+        if l.get("frames_per_tx_burst") is not None:
+            text += f", {l['frames_per_tx_burst']:.2f} frames per tx burst"
+    if k.get("core_us") is not None:
+        text += (f"; the kernel server's CPU busy in all (softirq included) {fmt_us(k['core_us'])},"
+                 f" lstack busy / that {fmt_x(ratio(l['busy_us'], k['core_us']))}")
     if BASE in cp:
         b = cp[BASE]
         text += f"; base {fmt_us(b['us'])}, busy {fmt_us(b['busy_us'])} ({fmt_x(b['ratio_busy'])})"

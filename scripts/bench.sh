@@ -14,7 +14,7 @@
 #                    [--out DIR] [--build DIR] [--server-cpu N] [--client-cpu N]
 #                    [--perf] [--retries N] [--pmd af_xdp|af_packet]
 #                    [--base-build DIR] [--kernel-offload on|off]
-#                    [--client-gro on|off] [--rtw] [--rtw-cpus LIST]
+#                    [--client-gro on|off] [--rps on|off] [--rtw] [--rtw-cpus LIST]
 #                    [--io-cpus LIST]
 #
 # --both-ends: a scenario set of its own (scripts/bench-both-ends.sh, which
@@ -73,6 +73,20 @@
 # cross the veth as one GSO packet (the kernel server with offloads on).
 # Default off: the veth as the test bed leaves it.
 #
+# --rps on: Receive Packet Steering on both veths for the whole run (every
+# kind): the client veth's rx queues steer to the client CPU, the server
+# veth's to the server CPU (rps_cpus). Without it a frame sent on one veth
+# is received by the peer namespace's stack at once, on the sender's CPU
+# (veth has no interrupt of its own): the kernel client's receive of a
+# reply runs on the server's core, inside the send (the kernel server's
+# write, lstack's af_xdp kick), and the kernel server's receive of a
+# request on the client's core. With RPS each receive is queued to its own
+# side's CPU and run there (an IPI), so each server pays its own receive
+# and not the client's. Frames that XDP takes (lstack's af_xdp: the XDP
+# hook runs before RPS) are still redirected, and copied into lstack's
+# ring, on the sender's CPU. Issue 11: a figure to report beside the
+# default bed's, never instead of it. Default off.
+#
 # Scenarios (redis-benchmark arguments; -n per scenario unless -n is given):
 #   1  -c 50 -P 1 -t set,get -d 3
 #   2  -c 1000 -r 1000000 -t set,get -d 3
@@ -99,7 +113,10 @@
 # and their ratios to the kernel's. --perf adds a system-wide
 # perf (cpu-clock, 2 kHz) profile of every run: raw/.../perf.data,
 # perf-all.txt (by CPU, process, object), perf-sym.txt (by process, object,
-# symbol) and perf-split.txt (the server and the client by object group).
+# symbol), perf-split.txt (the server and the client by object group) and
+# perf-kick.txt (the server's samples on its CPU by what they did: its
+# sends split into their own work and the client's receive they run;
+# bench/kick_split.py).
 #
 # --pmd: the DPDK vdev lstack drives the server veth with (default af_xdp:
 # frames for the stack leave the kernel at the veth's XDP hook; af_packet
@@ -147,6 +164,7 @@ PMD=af_xdp
 BASE_DIR=""
 KERNEL_OFFLOAD=on
 CLIENT_GRO=off
+RPS=off
 RTW=0
 RTW_CPUS=""
 IO_CPUS=""
@@ -169,6 +187,7 @@ while (($# > 0)); do
         [[ -n "$BASE_DIR" ]] || die_usage "--base-build wants a build directory" ;;
     --kernel-offload) KERNEL_OFFLOAD="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --client-gro) CLIENT_GRO="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --rps) RPS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --rtw) RTW=1; shift ;;
     --rtw-cpus) RTW_CPUS="${2:-}"; RTW=1; shift 2 || { usage >&2; exit 2; } ;;
     --io-cpus) IO_CPUS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
@@ -185,6 +204,7 @@ done
 [[ "$PMD" == af_xdp || "$PMD" == af_packet ]] || die_usage "--pmd wants af_xdp or af_packet, not '$PMD'"
 [[ "$KERNEL_OFFLOAD" == on || "$KERNEL_OFFLOAD" == off ]] || die_usage "--kernel-offload wants on or off, not '$KERNEL_OFFLOAD'"
 [[ "$CLIENT_GRO" == on || "$CLIENT_GRO" == off ]] || die_usage "--client-gro wants on or off, not '$CLIENT_GRO'"
+[[ "$RPS" == on || "$RPS" == off ]] || die_usage "--rps wants on or off, not '$RPS'"
 [[ -z "$RTW_CPUS" || "$RTW_CPUS" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
     die_usage "--rtw-cpus wants a CPU list like 1 or 0,1, not '$RTW_CPUS'"
 [[ -n "$RTW_CPUS" ]] || RTW_CPUS="$SERVER_CPU"
@@ -309,7 +329,7 @@ tb_on_cleanup bench_cleanup
 tb_trap_cleanup
 
 log "output: $OUT"
-log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD, kernel offloads $KERNEL_OFFLOAD, client GRO $CLIENT_GRO${BASE_DIR:+, base build $BASE_DIR}$( ((RTW)) && echo ", run-to-wakeup kind (num_cpus $RTW_CPUS)")"
+log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD, kernel offloads $KERNEL_OFFLOAD, client GRO $CLIENT_GRO, RPS $RPS${BASE_DIR:+, base build $BASE_DIR}$( ((RTW)) && echo ", run-to-wakeup kind (num_cpus $RTW_CPUS)")"
 tb_up >"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: test bed did not come up" >&2; exit 1; }
 tb_add_kernel_addr >>"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: cannot add the kernel address" >&2; exit 1; }
 # -c 1000 with reconnects per test: every ephemeral port there is.
@@ -324,6 +344,22 @@ if [[ "$CLIENT_GRO" == on ]]; then
         echo "bench.sh: cannot turn GRO on on $TB_IF_CLI (--client-gro on)" >&2
         exit 1
     fi
+fi
+# --rps on: each veth's rx queues steer to its own side's CPU, once for the
+# whole run; a queue that does not take it ends the run.
+# rps_set NS IF CPU : write the mask of CPU to every rx queue of IF in NS.
+rps_set() {
+    local q ok=1 mask
+    mask=$(printf '%x' $((1 << $3)))
+    for q in $(ip netns exec "$1" sh -c "ls -d /sys/class/net/$2/queues/rx-*"); do
+        ip netns exec "$1" sh -c "echo $mask >$q/rps_cpus" 2>/dev/null || ok=0
+        [[ "$(ip netns exec "$1" cat "$q/rps_cpus" 2>/dev/null | tr -d ',0')" == "$(echo "$mask" | tr -d 0)" ]] || ok=0
+    done
+    ((ok)) || { echo "bench.sh: cannot set rps_cpus $mask on $2 (--rps on)" >&2; exit 1; }
+}
+if [[ "$RPS" == on ]]; then
+    rps_set "$TB_NS_CLI" "$TB_IF_CLI" "$CLIENT_CPU"
+    rps_set "$TB_NS_SRV" "$TB_IF_SRV" "$SERVER_CPU"
 fi
 
 # 1000 clients + listener + redis-cli; 64 mbufs each covers a full 64 KiB
@@ -560,6 +596,11 @@ fi
     else
         echo "client_gro=off (the client veth as the test bed sets it)"
     fi
+    if [[ "$RPS" == on ]]; then
+        echo "rps=on (rps_cpus: $TB_IF_CLI rx queues to CPU $CLIENT_CPU, $TB_IF_SRV rx queues to CPU $SERVER_CPU, every run)"
+    else
+        echo "rps=off (no receive steering: a veth's receive runs on the sender's CPU)"
+    fi
     if [[ -n "$BASE_DIR" ]]; then
         echo "base_build=$BASE_DIR"
         echo "base_git_rev=$(git -C "$BASE_SRC" rev-parse HEAD 2>/dev/null || echo unknown)"
@@ -585,10 +626,11 @@ LSTACK_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB 
 RTW_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-rtw.conf $REDIS_SERVER $(redis_flags $PORT_RTW DIR)"
 BASE_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$BASE_LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-base.conf $REDIS_SERVER $(redis_flags $PORT_BASE DIR)"
 {
-    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")$([[ $CLIENT_GRO == on ]] && echo " --client-gro on")${BASE_DIR:+ --base-build $BASE_DIR}$( ((RTW)) && echo " --rtw-cpus $RTW_CPUS") --io-cpus $IO_CPUS"
+    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")$([[ $CLIENT_GRO == on ]] && echo " --client-gro on")$([[ $RPS == on ]] && echo " --rps on")${BASE_DIR:+ --base-build $BASE_DIR}$( ((RTW)) && echo " --rtw-cpus $RTW_CPUS") --io-cpus $IO_CPUS"
     echo "# lstack drives the server veth with --vdev=$(tb_vdev)"
     echo "# each server started with ulimit -n $ULIMIT_N; client ns: net.ipv4.ip_local_port_range=\"1024 65535\""
     [[ "$CLIENT_GRO" == on ]] && echo "# before the first run: ip netns exec $TB_NS_CLI ethtool -K $TB_IF_CLI gro on"
+    [[ "$RPS" == on ]] && echo "# before the first run: echo <mask> >/sys/class/net/IF/queues/rx-*/rps_cpus: $TB_IF_CLI -> CPU $CLIENT_CPU, $TB_IF_SRV -> CPU $SERVER_CPU"
     if [[ "$KERNEL_OFFLOAD" == off ]]; then
         echo "# around each kernel run: ip netns exec $TB_NS_SRV ethtool -K $TB_IF_SRV tso off gso off gro off;" \
             "ip netns exec $TB_NS_CLI ethtool -K $TB_IF_CLI tso off (then the state found before again)"
@@ -726,6 +768,11 @@ run_one() { # SCENARIO ROUND KIND
         echo "$SRV_PID" >"$d/server_pid"
         [[ -z "$bench_pid" ]] || echo "$bench_pid" >"$d/client_pid"
         python3 "$ROOT/bench/bench.py" perf "$d" >"$d/perf-split.txt" 2>&1 || true
+        # The server's sends split (issue 11): what its af_xdp kick (lstack)
+        # or its write() (kernel) runs on its core, the client's receive too.
+        perf script -i "$d/perf.data" -F cpu,pid,ip,sym,dso 2>/dev/null |
+            HZ=2000 python3 "$ROOT/bench/kick_split.py" "$SRV_PID" "$SERVER_CPU" \
+                "$([[ $kind == kernel ]] && echo kernel || echo lstack)" >"$d/perf-kick.txt" 2>&1 || true
     fi
     echo "$rc" >"$d/client_exit"
     others_busy >"$d/others_after"

@@ -253,6 +253,7 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     ctl_rec_u64(b, "rounds_idle_cycles", st->rounds.idle_cycles);
     ctl_rec_u64(b, "tsc_hz", st->rounds.tsc_hz);
     ctl_rec_u64(b, "tx_burst_cycles", st->nic.tx_burst_cycles);
+    ctl_rec_u64(b, "tx_bursts", st->nic.tx_bursts);
     ctl_rec_end(b);
 }
 

@@ -18,6 +18,7 @@ void ctl_stats_sum(struct stack_stats *total, const struct stack_stats *x)
     t->drop_tx_full += a->drop_tx_full;
     t->drop_tx_toolong += a->drop_tx_toolong;
     t->tx_burst_cycles += a->tx_burst_cycles;
+    t->tx_bursts += a->tx_bursts;
     if (a->port_imissed > t->port_imissed)
         t->port_imissed = a->port_imissed; /* the port's: once, not per queue */
     if (a->port_rx_nombuf > t->port_rx_nombuf)

@@ -141,6 +141,7 @@ static __attribute__((noinline)) unsigned tx_flush_batch(struct dpdk_nic *n)
      * the peer namespace's receive path, a kernel client's cost, not the
      * server's. One rdtsc pair per flush that had frames (busy rounds only). */
     n->st.tx_burst_cycles += rte_rdtsc() - t0;
+    n->st.tx_bursts++;
     if (n->memif && sent < n->tx_count && !__atomic_load_n(&n->link.was_up, __ATOMIC_RELAXED))
         n->link.tx_dropped += n->tx_count - sent;
     for (unsigned i = 0; i < sent; i++) {

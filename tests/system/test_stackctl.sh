@@ -230,6 +230,11 @@ txc=$(rounds_d tx_burst_cycles)
 echo "   tx_burst_cycles +$txc of rounds_busy_cycles +$bcyc"
 ((txc > 0 && txc < bcyc)) || r_fail "tx_burst_cycles +$txc is not a part of the busy time +$bcyc"
 t_ok "show stats: tx burst time counted, a part of the busy time"
+txb=$(rounds_d tx_bursts)
+txp=$(rounds_d tx_packets)
+echo "   tx_bursts +$txb for tx_packets +$txp"
+((txb > 0 && txb <= txp)) || r_fail "tx_bursts +$txb: not between 1 and the frames sent +$txp"
+t_ok "show stats: tx bursts counted, at most one per frame sent"
 
 "$SC" -p "$PID" show stats >"$T_WORK/stats.txt" 2>"$T_WORK/sc.err" || r_fail "show stats (table) failed: $(cat "$T_WORK/sc.err")"
 grep -qE "^COUNTER +STACK 0 +TOTAL$" "$T_WORK/stats.txt" && grep -qE "^reads +[0-9]+$" "$T_WORK/stats.txt" ||

@@ -45,11 +45,14 @@ static void per_stack_counters_add(void)
     b.sockets = 3;
     a.nic.mbuf_total = b.nic.mbuf_total = 100; /* a pool per queue */
     a.rounds.tsc_hz = b.rounds.tsc_hz = 2000000000;
+    a.nic.tx_bursts = 4;
+    b.nic.tx_bursts = 6;
     ctl_stats_sum(&total, &a);
     ctl_stats_sum(&total, &b);
     expect_u64("rx_packets add over stacks", total.nic.rx_packets, 15);
     expect_u64("sockets add over stacks", total.sockets, 5);
     expect_u64("mbuf_total adds (one pool per queue)", total.nic.mbuf_total, 200);
+    expect_u64("tx_bursts add over stacks", total.nic.tx_bursts, 10);
     expect_u64("tsc_hz is the clock's, not a sum", total.rounds.tsc_hz, 2000000000);
 }
 
