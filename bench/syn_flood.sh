@@ -66,6 +66,8 @@
 # client namespace's receive of the server's frames runs on the client's
 # CPU (as on a client machine) and not inside lstack's send on SERVER_CPU
 # (on this VM it costs an IPI a frame, and takes CPU from hping3).
+# SF_RAND_SOURCE=1: `hping3 --rand-source` instead of `-a SF_SPOOF` (random
+# sources: the SYN-ACKs go to the gateway as above; not with SF_CAPTURE).
 # SF_SERVER_NICE=N: redis alone at nice N (other load on SERVER_CPU then
 # takes less of it; both targets alike).
 # SF_CAPTURE=1 takes a packet capture on the client's and on the server's
@@ -174,7 +176,7 @@ run_target() {
     if [[ -n "$snice" ]]; then
         for t in /proc/"$pid"/task/*; do renice -n "$snice" -p "${t##*/}" >/dev/null; done
     fi
-    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
+    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
     probe "$FLOOD_S" "$T_WORK/$kind-calm.log"
     sed 's/^/   no flood: /' "$T_WORK/$kind-calm.log"
 
@@ -188,10 +190,11 @@ run_target() {
     [[ "${SF_FLOOD_IDLE:-0}" == 0 ]] || fnice=(chrt -i 0 "${fnice[@]}")
     # timeout -k 2: hping3 with -i, or at SCHED_IDLE, was seen not to exit
     # on SIGINT (it kept sending until killed)
-    local rate=(--flood)
+    local rate=(--flood) src=(-a "$SPOOF")
     [[ -z "${SF_FLOOD_RATE:-}" ]] || rate=(-i "u$SF_FLOOD_RATE")
+    [[ "${SF_RAND_SOURCE:-0}" == 0 ]] || src=(--rand-source)
     "${fnice[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT -k 2 "$((FLOOD_S + 2 + ${SF_CAPTURE:-0} * 2))" \
-        hping3 -S -p "$(r_port srv)" "${rate[@]}" -a "$SPOOF" "$(r_host srv)" >"$T_WORK/$kind-hping.log" 2>&1 &
+        hping3 -S -p "$(r_port srv)" "${rate[@]}" "${src[@]}" "$(r_host srv)" >"$T_WORK/$kind-hping.log" 2>&1 &
     local hp=$!
     R_BG_PIDS+=("$hp")
     sleep 1
