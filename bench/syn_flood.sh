@@ -41,6 +41,42 @@
 # SF_PERF=FILE (perf record of SERVER_CPU for 4 s of the flood into
 # FILE.<target>; the script prints the top of `perf report --sort
 # comm,dso,sym`: where the server CPU's time goes, kernel work included).
+# Scheduling of the client CPU (FLOOD_CPU), applied to both targets alike:
+# SF_PROBE_RT=N runs the probe at SCHED_FIFO priority N (`chrt -f N`: it
+# preempts hping3 as soon as a reply wakes it), SF_FLOOD_IDLE=1 runs hping3
+# at SCHED_IDLE (`chrt -i 0`: it gets FLOOD_CPU only when nothing else wants
+# it), SF_FLOOD_RATE=U sends one SYN every U microseconds (`hping3 -i uU`)
+# instead of `--flood`, SF_PROBE_PIECES=1 sends each PING in the four writes
+# (four segments) the probe used before session 8.
+# The SYN-ACKs: the server namespace has no default route, so with the
+# default source (198.19.0.5, beyond the subnet) the kernel server cannot
+# route a single SYN-ACK (it sends none: hping3 in interval mode, which
+# counts replies, saw 0 from the kernel and 97 % from lstack), while lstack
+# sends each to its gateway, the client namespace, whose kernel receives,
+# routes and drops it inside lstack's af_packet send on SERVER_CPU (3-6 us
+# a frame on this bed). Three ways to treat both alike:
+# SF_SRV_ROUTE=1 adds `default via` the client's address to the server
+# namespace, so that the kernel server sends its SYN-ACKs too (from the
+# flood's softirq on FLOOD_CPU); SF_SPOOF=ADDR sets hping3's source:
+# an address on the bed's subnet that nothing answers ARP for (198.18.0.99)
+# stops both servers' SYN-ACKs at ARP resolution (lwIP keeps one frame per
+# pending entry, Linux a short queue): the servers' SYN handling alone, as
+# on a NIC whose transmit costs a descriptor write; SF_CLIENT_RPS=1 steers
+# the client veth's receive work to FLOOD_CPU (RPS, rps_cpus), so that the
+# client namespace's receive of the server's frames runs on the client's
+# CPU (as on a client machine) and not inside lstack's send on SERVER_CPU
+# (on this VM it costs an IPI a frame, and takes CPU from hping3).
+# SF_RAND_SOURCE=1: `hping3 --rand-source` instead of `-a SF_SPOOF` (random
+# sources: the SYN-ACKs go to the gateway as above; not with SF_CAPTURE).
+# SF_SERVER_NICE=N: redis alone at nice N (other load on SERVER_CPU then
+# takes less of it; both targets alike).
+# SF_CAPTURE=1 takes a packet capture on the client's and on the server's
+# veth during each probe (tcpdump, filtered to the port and not the spoofed
+# source, pinned to FLOOD_CPU) and prints bench/probe_pcap.py's split of
+# the established connection's time: `wire` (round trip at the client's
+# veth, without the probe process's scheduling), `to-srv` and `server`
+# (from the server veth's receive of the PING to the reply at the client);
+# the RESULT line then also gives the wire p99s and their ratio.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,7 +86,7 @@ FLOOD_S="${FLOOD_S:-10}"
 SERVER_CPU="${SERVER_CPU:-1}"
 FLOOD_CPU="${FLOOD_CPU:-0}"
 NEW_EVERY="${NEW_EVERY:-0.5}"
-SPOOF=198.19.0.5
+SPOOF="${SF_SPOOF:-198.19.0.5}"
 
 # shellcheck disable=SC2034 # read by common.sh
 T_NAME=sf
@@ -59,14 +95,46 @@ source "$ROOT/tests/system/redis_lib.sh"
 R_TARGET=lstack
 [[ "$WHICH" == kernel ]] && R_TARGET=kernel
 r_init "$BUILD" python3 hping3 taskset
+if [[ "${SF_CLIENT_RPS:-0}" != 0 ]]; then
+    ip netns exec "$TB_NS_CLI" sh -c "printf '%x' $((1 << FLOOD_CPU)) >/sys/class/net/$TB_IF_CLI/queues/rx-0/rps_cpus" ||
+        r_fail "cannot set RPS on $TB_IF_CLI"
+fi
 [[ -z "${SF_CONF_EXTRA:-}" ]] || r_conf "$R_CONF" 'tcp_conn_count = 1024;' "$SF_CONF_EXTRA"
 
 # probe SECONDS OUT : the probe, pinned to FLOOD_CPU.
 NICE=()
 [[ -z "${SF_NICE:-}" ]] || NICE=(nice -n "$SF_NICE")
+PRIO=()
+[[ -z "${SF_PROBE_RT:-}" ]] || PRIO=(chrt -f "$SF_PROBE_RT")
+PIECES=()
+[[ "${SF_PROBE_PIECES:-0}" == 0 ]] || PIECES=(--pieces)
 probe() {
-    "${NICE[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" python3 "$R_PY" probe "$(r_host srv)" "$(r_port srv)" \
-        --seconds "$1" --new-every "$NEW_EVERY" >"$2" 2>&1 || true
+    local caps=() cap
+    if [[ "${SF_CAPTURE:-0}" != 0 ]]; then
+        local filt
+        filt="tcp port $(r_port srv) and not host $SPOOF"
+        taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" tcpdump -q -n -i "$TB_IF_CLI" -j host \
+            --time-stamp-precision=nano -B 16384 -w "${2%.log}.cli.pcap" "$filt" >/dev/null 2>&1 &
+        caps+=($!)
+        taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_SRV" tcpdump -q -n -i "$TB_IF_SRV" -j host \
+            --time-stamp-precision=nano -B 16384 -w "${2%.log}.srv.pcap" "$filt" >/dev/null 2>&1 &
+        caps+=($!)
+        R_BG_PIDS+=("${caps[@]}")
+        sleep 1 # tcpdump's socket is open
+    fi
+    "${PRIO[@]}" "${NICE[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" python3 "$R_PY" probe "$(r_host srv)" "$(r_port srv)" \
+        --seconds "$1" --new-every "$NEW_EVERY" "${PIECES[@]}" >"$2" 2>&1 || true
+    if ((${#caps[@]})); then
+        sleep 0.5
+        for cap in "${caps[@]}"; do kill -INT "$cap" 2>/dev/null; done
+        for cap in "${caps[@]}"; do wait "$cap" 2>/dev/null; done
+        python3 "$ROOT/bench/probe_pcap.py" --port "$(r_port srv)" "${2%.log}.cli.pcap" "${2%.log}.srv.pcap" >>"$2" 2>&1
+    fi
+}
+
+# wire p99 of a probe log with a capture, or nothing
+wire_of() {
+    sed -n 's/^pcap: wire .* p99 \([0-9.]*\) ms.*/\1/p' "$1"
 }
 
 # snap ARRAY "KEYS" : the stack's counters KEYS (stackctl totals, one call)
@@ -100,11 +168,15 @@ run_target() {
     r_start srv "$kind"
     r_wait_ready srv || r_fail "redis did not come up"
     pid=$(r_pid srv)
-    taskset -a -c -p "$SERVER_CPU" "$pid" >/dev/null || r_fail "cannot pin redis to CPU $SERVER_CPU"
-    if [[ -n "${SF_NICE:-}" ]]; then
-        for t in /proc/"$pid"/task/*; do renice -n "$SF_NICE" -p "${t##*/}" >/dev/null; done
+    if [[ "$kind" == kernel && "${SF_SRV_ROUTE:-0}" != 0 ]]; then # the kernel address is there now
+        ip -n "$TB_NS_SRV" route replace default via "$TB_IP_CLI" || r_fail "cannot add a default route to $TB_NS_SRV"
     fi
-    echo "== $kind redis pid $pid on CPU $SERVER_CPU; hping3 and the probe on CPU $FLOOD_CPU; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}; load: $(uptime | sed 's/.*load/load/')"
+    taskset -a -c -p "$SERVER_CPU" "$pid" >/dev/null || r_fail "cannot pin redis to CPU $SERVER_CPU"
+    local snice="${SF_SERVER_NICE:-${SF_NICE:-}}"
+    if [[ -n "$snice" ]]; then
+        for t in /proc/"$pid"/task/*; do renice -n "$snice" -p "${t##*/}" >/dev/null; done
+    fi
+    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
     probe "$FLOOD_S" "$T_WORK/$kind-calm.log"
     sed 's/^/   no flood: /' "$T_WORK/$kind-calm.log"
 
@@ -115,8 +187,14 @@ run_target() {
     fi
     local fnice=("${NICE[@]}")
     [[ -z "${SF_FLOOD_NICE:-}" ]] || fnice=(nice -n "$SF_FLOOD_NICE")
-    "${fnice[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT "$((FLOOD_S + 2))" \
-        hping3 -S -p "$(r_port srv)" --flood -a "$SPOOF" "$(r_host srv)" >"$T_WORK/$kind-hping.log" 2>&1 &
+    [[ "${SF_FLOOD_IDLE:-0}" == 0 ]] || fnice=(chrt -i 0 "${fnice[@]}")
+    # timeout -k 2: hping3 with -i, or at SCHED_IDLE, was seen not to exit
+    # on SIGINT (it kept sending until killed)
+    local rate=(--flood) src=(-a "$SPOOF")
+    [[ -z "${SF_FLOOD_RATE:-}" ]] || rate=(-i "u$SF_FLOOD_RATE")
+    [[ "${SF_RAND_SOURCE:-0}" == 0 ]] || src=(--rand-source)
+    "${fnice[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT -k 2 "$((FLOOD_S + 2 + ${SF_CAPTURE:-0} * 2))" \
+        hping3 -S -p "$(r_port srv)" "${rate[@]}" "${src[@]}" "$(r_host srv)" >"$T_WORK/$kind-hping.log" 2>&1 &
     local hp=$!
     R_BG_PIDS+=("$hp")
     sleep 1
@@ -155,6 +233,12 @@ run_target() {
         printf 'RESULT %s: no flood p50 %s p99 %s ms; flood p50 %s p99 %s ms; p99 ratio %.2f\n' "$kind" \
             "${calm[0]}" "${calm[1]}" "${flood[0]}" "${flood[1]}" \
             "$(awk -v a="${flood[1]}" -v b="${calm[1]}" 'BEGIN{print (b > 0 ? a / b : 0)}')"
+        local wc wf
+        wc=$(wire_of "$T_WORK/$kind-calm.log")
+        wf=$(wire_of "$T_WORK/$kind-flood.log")
+        [[ -z "$wc" || -z "$wf" ]] ||
+            printf 'RESULT %s wire: no flood p99 %s ms; flood p99 %s ms; p99 ratio %.2f\n' "$kind" "$wc" "$wf" \
+                "$(awk -v a="$wf" -v b="$wc" 'BEGIN{print (b > 0 ? a / b : 0)}')"
     else
         echo "RESULT $kind: a probe failed (see above)"
     fi

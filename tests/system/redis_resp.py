@@ -32,9 +32,11 @@ redis system tests. Runs in the client namespace against the stack.
       wait for EOF, close, and connect again at once from the same port.
       Each connect must complete within --within seconds (RFC 6191 reuse).
 
-  redis_resp.py probe HOST PORT [--seconds 20] [--new-every 0.5]
+  redis_resp.py probe HOST PORT [--seconds 20] [--new-every 0.5] [--pieces]
       While something else floods the server: one established connection
-      sends PING every millisecond (latencies: p50, p99, max), and every
+      sends PING every millisecond (latencies: p50, p99, max; each PING in
+      one write, as redis-cli and hiredis do, or with --pieces in the four
+      writes Conn.send makes, four segments with TCP_NODELAY), and every
       --new-every seconds a fresh connection does connect + PING (3 s
       timeout; the established one's connect gets the same 3 s). Fails if
       the established connection gets an error or no answer within 1 s, or
@@ -615,10 +617,15 @@ def cmd_probe(args):
         except OSError as e:
             est_err.append("connect: %s" % e)
             return
+        ping = b"".join(Conn.encode(("PING",)))
         while time.monotonic() < stop:
             t0 = time.monotonic()
             try:
-                r = c.call("PING")
+                if args.pieces:
+                    r = c.call("PING")
+                else:
+                    c.sock.sendall(ping)
+                    r = c.reply()
             except (OSError, ConnectionError, RespError, ValueError) as e:
                 est_err.append("PING: %s" % e)
                 return
@@ -695,6 +702,7 @@ def main():
     e = parser("probe")
     e.add_argument("--seconds", type=float, default=20.0)
     e.add_argument("--new-every", type=float, default=0.5)
+    e.add_argument("--pieces", action="store_true")
     args = ap.parse_args()
     if args.cmd == "probe":
         return cmd_probe(args)
