@@ -51,10 +51,14 @@
  *  - after writing them it yields (sched_yield), so the woken thread runs
  *    now rather than when the scheduler next preempts a spinning thread (a
  *    p99 of 4.6 ms, the slice, before);
- *  - an idle round yields instead of pausing when no application thread is
- *    linked as a sleeper (one is awake and may be runnable here; read
- *    without the lock, a hint), and handing the lock to a waiting thread
- *    yields (the waiter may be on this CPU).
+ *  - an idle round gives the CPU away instead of pausing when no
+ *    application thread is linked as a sleeper (one is awake and may be
+ *    runnable here; read without the lock, a hint): a yield while yields
+ *    come back promptly, a timed step of 50 us once one came back late
+ *    (runtime/rtw_idle.h: a yield to a thread spinning in user space
+ *    returns only at the 4 ms tick; the step's timer ends its turn);
+ *  - handing the lock to a waiting thread yields (the waiter may be on
+ *    this CPU).
  * On a CPU of its own the stack thread pays a sched_yield per wake-up and
  * per idle round while the application is awake (a system call that finds
  * nobody else to run).
@@ -67,10 +71,11 @@
  * lock held nearly always and slept in the futex); a request/answer ring
  * per call (issue 12's first sketch: a round trip to the stack thread for
  * every read and write, where the data rings need none; the control calls
- * are rare and stay under the lock); a stack thread that sleeps when idle
- * (the vdevs have no rx interrupt to wake it: it would sleep in timed
- * steps and add their length to a request's latency; yielding gives the
- * CPU away as well and returns as soon as nothing else is runnable).
+ * are rare and stay under the lock); a stack thread that sleeps whenever
+ * idle, sleepers or not (the vdevs have no rx interrupt to wake it: a
+ * sleeping application thread would wait for the step; timed steps are
+ * taken only while every application thread is awake and the CPU is
+ * contended, rtw_idle.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -78,6 +83,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 
 #include "common/libc.h"
@@ -87,6 +93,7 @@
 #include "event/event.h"
 #include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
+#include "runtime/rtw_idle.h"
 #include "runtime/stack_ctx.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
@@ -251,6 +258,20 @@ enum { RTW_TIMER_ROUND_NS = 1000000 };
 /* Yields a stack thread spends, at most, handing the lock to a waiter. */
 enum { RTW_HANDOFF_SPINS = 1u << 10 };
 
+/* Idle, no application thread sleeping: give the CPU away, a yield or a
+ * timed step of step_ns (rtw_idle.h; 0: always a yield). */
+static void idle_give(struct rtw_idle *idle, long step_ns, struct tsc_clock *clk, uint64_t now)
+{
+    if (step_ns > 0 && rtw_idle_sleep(idle, now)) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = step_ns};
+        nanosleep(&ts, NULL);
+        return;
+    }
+    sched_yield();
+    uint64_t after = tsc_clock_ns(clk);
+    rtw_idle_yielded(idle, after, after - now);
+}
+
 static void *stack_thread(void *arg)
 {
     struct stack_ctx *c = arg;
@@ -258,6 +279,7 @@ static void *stack_thread(void *arg)
     struct nic_pkt pkts[stack_burst(s)];
     struct tsc_clock clk = {0};
     uint64_t due = 0; /* the next round owed to lwIP's timers */
+    struct rtw_idle idle = {0};
     while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
         /* The queue is the thread's own: receive without the lock, and
          * take it only for work, so that application threads' calls
@@ -269,7 +291,7 @@ static void *stack_thread(void *arg)
              * runnable on this CPU; let it run rather than spin (a hint,
              * read without the lock). */
             if (__atomic_load_n(&c->sleepers, __ATOMIC_RELAXED) == NULL)
-                sched_yield();
+                idle_give(&idle, c->idle_step_ns, &clk, now);
             else
                 relax();
             continue;
@@ -304,6 +326,20 @@ static void *stack_thread(void *arg)
 static int rtw_start(struct stack_ctx *c, const struct lstack_conf *conf, char *err, size_t errlen)
 {
     (void)conf;
+    /* The idle step (rtw_idle.h): LSTACK_RTW_IDLE_STEP_US overrides it, 0
+     * always yields (the behaviour before the steps, kept to compare the
+     * two in one run, docs/performance.md). */
+    c->idle_step_ns = RTW_IDLE_STEP_NS;
+    const char *step = getenv("LSTACK_RTW_IDLE_STEP_US");
+    if (step != NULL) {
+        char *end;
+        long us = strtol(step, &end, 10);
+        if (*step == '\0' || *end != '\0' || us < 0 || us > 100000) {
+            snprintf(err, errlen, "LSTACK_RTW_IDLE_STEP_US='%s': want microseconds, 0 to 100000", step);
+            return -1;
+        }
+        c->idle_step_ns = us * 1000;
+    }
     /* Sockets move their data through rings (sock/tcp_ring.c) unless
      * LSTACK_RTW_RINGS=0 (every call under the lock, the path before the
      * rings: kept to compare the two in one run, docs/performance.md). */
