@@ -8,7 +8,8 @@
 # CLIENT LIST shows where each connection came from. Checks: PING, a 1 MiB
 # value both ways, redis-benchmark with 50 connections, with one, and with
 # a new connection per request (-k 0: thousands of connects, the ephemeral
-# ports and TIME_WAIT), and with two threads, each without errors. (A redis-server under lstack
+# ports and TIME_WAIT), and with two threads, each without errors
+# (memtier_benchmark too, when one is installed). (A redis-server under lstack
 # as the peer needs a second port: both ends on lstack is net_memif's
 # business, issue 11. The replica under lstack of a kernel master:
 # test_redis_repl.sh.)
@@ -114,5 +115,20 @@ bench -c 50 -P 16 -n 100000 -t set -r 100000 -d 200 || r_fail "redis-benchmark -
 t_ok "redis-benchmark -c 50 -P 16 set"
 bench --threads 2 -c 20 -n 20000 -t set,get -r 10000 || r_fail "redis-benchmark --threads 2 under $R_TARGET"
 t_ok "redis-benchmark --threads 2 (two threads on the one stack)"
+# memtier_benchmark (issue 11: "where Debian packages it"; Debian 12 does
+# not, so this runs only where someone installed one).
+if command -v memtier_benchmark >/dev/null 2>&1; then
+    mlog="$T_WORK/memtier.log"
+    mrc=0
+    client memtier_benchmark memtier_benchmark -s "$TB_IP_CLI" -p "$KPORT" --protocol=redis -t 2 -c 10 -n 1000 \
+        --ratio=1:1 --hide-histogram >"$mlog" 2>&1 || mrc=$?
+    if ((mrc != 0)) || ! grep -q '^Totals' "$mlog"; then
+        tail -n 20 "$mlog"
+        r_fail "memtier_benchmark under $R_TARGET exited $mrc (log above)"
+    fi
+    t_ok "memtier_benchmark -t 2 -c 10 (two threads on the one stack)"
+else
+    echo "note: memtier_benchmark is not installed (Debian 12 has no package); not run"
+fi
 kill -0 "$kpid" 2>/dev/null || r_fail "the kernel redis-server died"
 t_pass
