@@ -13,6 +13,7 @@
 #ifndef LTRAN_H
 #define LTRAN_H
 
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -82,6 +83,10 @@ void ltran_eal_cleanup(const char *file_prefix);
 int ltran_ctl_open(struct ltran *l, char *err, size_t errlen);
 /* Accept, serve requests, notice closed peers (one poll(), no wait). */
 void ltran_ctl_poll(struct ltran *l);
+/* Fill pf[0..max) with the control socket's fds (the listener, then each
+ * peer), POLLIN; returns how many. For a sleep that a request should end
+ * (ltran_wake.c); the loop's thread only. */
+int ltran_ctl_pollfds(const struct ltran *l, struct pollfd *pf, int max);
 /* At exit: close every socket (clients see ltran go) and the listener;
  * rings and registrations are left as they are (clients may still use them). */
 void ltran_ctl_close(struct ltran *l);

@@ -5,8 +5,10 @@
  * (exit, kill -9) is a client gone: its registrations, rings and the mbufs
  * they hold are reclaimed at once, and its slot can be taken again.
  *
- * Polled by the loop every millisecond (ltran_main.c), with one poll() of
- * timeout 0: requests are rare (start-up, listen, close of a listener).
+ * Polled by the loop every millisecond while ltran is awake (ltran_main.c),
+ * with one poll() of timeout 0: requests are rare (start-up, listen, close
+ * of a listener); ltran's idle sleep waits on the same fds
+ * (ltran_ctl_pollfds), so a request or a closed peer also ends it.
  * Rejected: a thread for the socket (the dispatch table would need a lock
  * on the per-frame path); a socket per client created by ltran (the
  * client's own connection tells its end for free).
@@ -347,6 +349,17 @@ int ltran_ctl_open(struct ltran *l, char *err, size_t errlen)
     chmod(path, 0600);
     l->listen_fd = fd;
     return 0;
+}
+
+int ltran_ctl_pollfds(const struct ltran *l, struct pollfd *pf, int max)
+{
+    int n = 0;
+    if (l->listen_fd >= 0 && n < max)
+        pf[n++] = (struct pollfd){.fd = l->listen_fd, .events = POLLIN};
+    for (int i = 0; i < LTRAN_MAX_PEERS && n < max; i++)
+        if (l->peers[i].fd >= 0)
+            pf[n++] = (struct pollfd){.fd = l->peers[i].fd, .events = POLLIN};
+    return n;
 }
 
 void ltran_ctl_poll(struct ltran *l)

@@ -13,8 +13,12 @@
  * one ppoll() on its eventfd (written by a client that put frames on its tx
  * ring while ltran's word is set, lstack/nic/ltran_nic.c) and, where the
  * port is af_packet on a kernel interface, the port's doorbell
- * (ltran_doorbell.c: readable when a frame comes); up to a millisecond
- * (the control socket's period). Without a doorbell (a PCI port, af_xdp) the
+ * (ltran_doorbell.c: readable when a frame comes) and the control socket's
+ * fds (a request, a new peer or a closed one: ltran_ctl_pollfds), up to
+ * LTRAN_BELL_SLEEP_US (100 ms; each of those ends it, nothing else needs
+ * ltran, and the bound only caps a wake-up that was lost). Until session 9
+ * that sleep was 1 ms, the control socket's period: ~1,000 wake-ups a
+ * second, 3-6 % of a CPU for an idle ltran. Without a doorbell (a PCI port, af_xdp) the
  * sleep is timed: LTRAN_SLEEP_MIN_US at first, doubling up to
  * LTRAN_SLEEP_MAX_US while idle, and a frame from the port waits for its
  * end (that bound is the latency ltran adds). The timer slack of the
@@ -56,7 +60,7 @@
 #define LTRAN_IDLE_US 50
 #define LTRAN_SLEEP_MIN_US 10
 #define LTRAN_SLEEP_MAX_US 100
-#define LTRAN_BELL_SLEEP_US 1000
+#define LTRAN_BELL_SLEEP_US 100000
 #define LTRAN_REPLY_WAIT_US 1000
 #define LTRAN_SPIN_MAX_US 1000
 
@@ -160,10 +164,19 @@ void ltran_idle(struct ltran *l, unsigned moved, uint64_t now)
         l->busy_at = now;
         return;
     }
-    struct pollfd pf[2] = {{.fd = l->wake_fd, .events = POLLIN}, {.fd = bell ? l->doorbell : -1, .events = POLLIN}};
+    struct pollfd pf[2 + LTRAN_MAX_PEERS + 1] = {{.fd = l->wake_fd, .events = POLLIN},
+                                                 {.fd = bell ? l->doorbell : -1, .events = POLLIN}};
+    int n = 2;
+    if (bell) /* a timed sleep is short anyway: the loop polls the socket after it */
+        n += ltran_ctl_pollfds(l, pf + 2, LTRAN_MAX_PEERS + 1);
     long ns = bell ? LTRAN_BELL_SLEEP_US * 1000L : (long)l->sleep_ns;
     struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
-    ppoll(pf, 2, &ts, NULL);
+    ppoll(pf, (nfds_t)n, &ts, NULL);
+    for (int k = 2; k < n; k++)
+        if (pf[k].revents != 0) {
+            l->next_ctl = 0; /* the loop serves the control socket at once */
+            break;
+        }
     __atomic_store_n(w, 0, __ATOMIC_RELAXED);
     l->st.sleeps++;
     if (pf[0].revents & POLLIN) {
