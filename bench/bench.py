@@ -13,7 +13,11 @@
 A run directory (raw/s<S>-r<R>-<kind>/) holds what bench.sh recorded:
 bench.csv (redis-benchmark --csv), times.0/.1 (bash's `times` around the
 client), pid_stat.0/.1 (/proc/PID/stat of redis-server before
-and after), stat.0/.1 (/proc/stat), t.0/t.1 (ns), status, others_before/after.
+and after), stat.0/.1 (/proc/stat), t.0/t.1 (ns), status, others_before/after;
+with --client-napi threaded, napi_stat.0/.1 (/proc/PID/stat of the client
+veth's NAPI kthreads: "client_napi_us_per_req", their CPU time over the
+requests, the client's receive that runs there; it is not counted as a
+foreign process's).
 
 Server CPU = (utime + stime) delta of the redis-server process over the
 client's run, in % of one core; client CPU = user + sys of redis-benchmark
@@ -148,6 +152,27 @@ def proc_times(stat_text):
     return int(rest[11]) + int(rest[12])
 
 
+def napi_times(text0, text1, hz):
+    """Seconds of CPU (utime + stime) the client veth's NAPI kthreads used
+    between two snapshots (napi_stat.0/.1: one /proc/PID/stat line each,
+    the pid first), or None (no snapshot: not --client-napi threaded).
+    A kthread in one snapshot only (re-created in between) counts as 0."""
+    if not text0 or not text1:
+        return None
+
+    def by_pid(text):
+        out = {}
+        for line in text.splitlines():
+            t = proc_times(line)
+            if t is not None:
+                out[line.split(None, 1)[0]] = t
+        return out
+    a, b = by_pid(text0), by_pid(text1)
+    if not a or not b:
+        return None
+    return sum(b[p] - a[p] for p in b if p in a) / hz
+
+
 def child_times(text):
     """(user, sys) seconds of the children, from bash's `times` (2nd line)."""
     lines = (text or "").strip().splitlines()
@@ -262,13 +287,19 @@ def run_record(d):
             hz_total += (s1[cpu][0] - s0[cpu][0]) / hz
     srv_s = (b - a) / hz if (a is not None and b is not None) else None
     cli_s = (rec.get("client_user_s") or 0) + (rec.get("client_sys_s") or 0)
-    rec["foreign_cpu_pct"] = (100.0 * (hz_total - srv_s - cli_s) / wall) if (srv_s is not None and wall) else None
+    # --client-napi threaded: the client veth's NAPI kthreads (the client's
+    # receive) are the bed's, not another process's: counted apart.
+    napi_s = napi_times(read(os.path.join(d, "napi_stat.0")), read(os.path.join(d, "napi_stat.1")), hz)
+    rec["client_napi_s"] = napi_s
+    rec["foreign_cpu_pct"] = ((100.0 * (hz_total - srv_s - cli_s - (napi_s or 0)) / wall)
+                              if (srv_s is not None and wall) else None)
     # Server CPU per request: the process's, and (lstack) the stack's busy time.
     nreq = scenario_nreq(os.path.dirname(os.path.dirname(os.path.abspath(d))), rec.get("scenario"))
     requests = nreq * len(rec["tests"]) if nreq and rec["tests"] else None
     rec["requests"] = requests
     rec["server_cpu_s"] = srv_s
     rec["server_us_per_req"] = srv_s * 1e6 / requests if (srv_s is not None and requests) else None
+    rec["client_napi_us_per_req"] = napi_s * 1e6 / requests if (napi_s is not None and requests) else None
     r0 = stack_rounds(read(os.path.join(d, "stack_stats.0")))
     r1 = stack_rounds(read(os.path.join(d, "stack_stats.1")))
     rec["stack_busy_s"] = rec["stack_idle_s"] = rec["stack_busy_pct"] = rec["stack_busy_us_per_req"] = None
@@ -367,6 +398,8 @@ def cmd_oneline(d):
                      + ("" if r.get("stack_tx_burst_us_per_req") is None else
                         f", of it in tx bursts {fmt_us(r['stack_tx_burst_us_per_req'])}, busy less tx bursts"
                         f" {fmt_us(r.get('stack_busy_less_tx_us_per_req'))} us/req"))
+    if r.get("client_napi_us_per_req") is not None:
+        parts.append(f"client NAPI kthread {fmt_us(r['client_napi_us_per_req'])} us/req")
     print("; ".join(parts))
 
 
@@ -374,7 +407,8 @@ def cpu_per_req(per_kind, has_base, has_rtw=False):
     """Server CPU microseconds per request of a scenario, by kind, and the
     ratios to the kernel's (process time; the stack's busy time)."""
     kern = per_kind.get("kernel", {}).get("server_us_per_req")
-    out = {"kernel": {"us": kern, "core_us": per_kind.get("kernel", {}).get("server_core_us_per_req")}}
+    out = {"kernel": {"us": kern, "core_us": per_kind.get("kernel", {}).get("server_core_us_per_req"),
+                      "napi_us": per_kind.get("kernel", {}).get("client_napi_us_per_req")}}
     for k in ("lstack",) + ((BASE,) if has_base else ()) + ((RTW,) if has_rtw else ()):
         pk = per_kind.get(k, {})
         out[k] = {"us": pk.get("server_us_per_req"), "busy_us": pk.get("stack_busy_us_per_req"),
@@ -385,6 +419,7 @@ def cpu_per_req(per_kind, has_base, has_rtw=False):
                   "tx_burst_us": pk.get("stack_tx_burst_us_per_req"),
                   "busy_less_tx_us": pk.get("stack_busy_less_tx_us_per_req"),
                   "frames_per_tx_burst": pk.get("stack_frames_per_tx_burst"),
+                  "napi_us": pk.get("client_napi_us_per_req"),
                   "ratio_busy_less_tx": ratio(pk.get("stack_busy_less_tx_us_per_req"), kern)}
     return out
 
@@ -422,6 +457,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
             per_kind[k] = {
                 "pkts_to_client_per_req": median([per_req(r, "rx_packets") for r in kr]),
                 "pkts_from_client_per_req": median([per_req(r, "tx_packets") for r in kr]),
+                "napi_pkts_to_client_per_req": median([per_req(r, "napi_packets") for r in kr]),
                 "rounds_ok": len(kr),
                 "server_cpu_pct": median([r["server_cpu_pct"] for r in kr]),
                 "server_us_per_req": median([r.get("server_us_per_req") for r in kr]),
@@ -439,6 +475,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
                     if r.get("requests") and f"cpu{server_cpu}" in (r.get("cpu_busy_s") or {}) else None
                     for r in kr]),
                 "client_cpu_pct": median([r.get("client_cpu_pct") for r in kr]),
+                "client_napi_us_per_req": median([r.get("client_napi_us_per_req") for r in kr]),
                 "cpu_busy_pct": {
                     c: median([r["cpu_busy_pct"].get(c) for r in kr])
                     for c in (f"cpu{server_cpu}", f"cpu{client_cpu}")
@@ -617,6 +654,8 @@ def table(result):
         offload += "; client veth GRO on"
     if v.get("rps", "").startswith("on"):
         offload += "; RPS on (each veth's receive on its own side's CPU)"
+    if v.get("client_napi", "").startswith("threaded"):
+        offload += f"; client veth NAPI {v['client_napi'].split(' (')[0]}"
     lines.append(f"server on CPU {result['server_cpu']}, client on CPU {result['client_cpu']}; "
                  f"lstack on {v.get('lstack_pmd', '?').split(' ')[0]}{offload}; "
                  f"medians over {result['rounds']} round(s); ratio = lstack / kernel")
@@ -658,7 +697,10 @@ def table(result):
         if kk.get("pkts_to_client_per_req") is not None or lk.get("pkts_to_client_per_req") is not None:
             lines.append(f"  packets per request, to/from the client: kernel {pk(kk.get('pkts_to_client_per_req'))}"
                          f"/{pk(kk.get('pkts_from_client_per_req'))}, lstack {pk(lk.get('pkts_to_client_per_req'))}"
-                         f"/{pk(lk.get('pkts_from_client_per_req'))}")
+                         f"/{pk(lk.get('pkts_from_client_per_req'))}"
+                         + ("" if not (kk.get("napi_pkts_to_client_per_req") or lk.get("napi_pkts_to_client_per_req"))
+                            else f"; of those to the client, through the client veth's NAPI: kernel"
+                            f" {pk(kk.get('napi_pkts_to_client_per_req'))}, lstack {pk(lk.get('napi_pkts_to_client_per_req'))}"))
         if "cpu_per_req" in sv:
             lines.append(cpu_row(sv["cpu_per_req"]))
         if has_base:
@@ -702,6 +744,9 @@ def cpu_row(cp):
     if k.get("core_us") is not None:
         text += (f"; the kernel server's CPU busy in all (softirq included) {fmt_us(k['core_us'])},"
                  f" lstack busy / that {fmt_x(ratio(l['busy_us'], k['core_us']))}")
+    if k.get("napi_us") is not None or l.get("napi_us") is not None:
+        text += (f"; the client veth's NAPI kthread (--client-napi threaded: the client's receive) kernel"
+                 f" {fmt_us(k.get('napi_us'))}, lstack {fmt_us(l.get('napi_us'))} us/request")
     if BASE in cp:
         b = cp[BASE]
         text += f"; base {fmt_us(b['us'])}, busy {fmt_us(b['busy_us'])} ({fmt_x(b['ratio_busy'])})"

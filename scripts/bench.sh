@@ -15,7 +15,7 @@
 #                    [--perf] [--retries N] [--pmd af_xdp|af_packet]
 #                    [--base-build DIR] [--kernel-offload on|off]
 #                    [--client-gro on|off] [--rps on|off] [--rtw] [--rtw-cpus LIST]
-#                    [--io-cpus LIST]
+#                    [--io-cpus LIST] [--client-napi off|threaded[:CPU|:any]]
 #
 # --both-ends: a scenario set of its own (scripts/bench-both-ends.sh, which
 # takes --rounds, -n, --scenarios, --out, --build, --server-cpu and
@@ -86,6 +86,28 @@
 # hook runs before RPS) are still redirected, and copied into lstack's
 # ring, on the sender's CPU. Issue 11: a figure to report beside the
 # default bed's, never instead of it. Default off.
+#
+# --client-napi threaded[:CPU|:any]: threaded NAPI on the client veth for
+# the whole run (every kind): GRO on (as --client-gro on, which it implies:
+# veth receives through NAPI only then), TSO off on the server veth (veth
+# hands a frame to its peer's NAPI only when the sending veth has no TSO;
+# otherwise to the sender CPU's backlog, GRO or not: so the kernel server's
+# 64 KiB writes are cut into MTU frames by software GSO on its CPU, and
+# merged again by the client's GRO) and `threaded` = 1, so the client
+# veth's receive runs in a kernel thread napi/<veth>-<id> and no longer
+# inside the sender's transmit: the server's send (lstack's af_xdp kick, the
+# kernel redis's write()) queues the frame in the veth's ring and wakes the
+# thread, which runs the client's IP and TCP receive, with GRO over what
+# queued meanwhile, on the CPU it is pinned to (taskset): the client CPU by
+# default (as a second machine would), CPU N with :N, none with :any. The
+# thread's CPU time over each run is recorded (raw/.../napi_stat.0/.1) and
+# reported as the client's, not as a foreign process's; before each run its
+# pinning is checked and set again (the thread is re-created when the
+# veth's NAPI is). Undone (threaded 0, the server veth's TSO as found) at
+# cleanup. The client veth's frames received through NAPI are counted
+# (ethtool -S rx_queue_N_xdp_packets: "napi_packets"). Issue 11/9: a bed to
+# report beside the default one, kernel and lstack measured alike on it.
+# Default off.
 #
 # Scenarios (redis-benchmark arguments; -n per scenario unless -n is given):
 #   1  -c 50 -P 1 -t set,get -d 3
@@ -165,6 +187,8 @@ BASE_DIR=""
 KERNEL_OFFLOAD=on
 CLIENT_GRO=off
 RPS=off
+CLIENT_NAPI=off
+NAPI_SET=0
 RTW=0
 RTW_CPUS=""
 IO_CPUS=""
@@ -188,6 +212,7 @@ while (($# > 0)); do
     --kernel-offload) KERNEL_OFFLOAD="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --client-gro) CLIENT_GRO="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --rps) RPS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
+    --client-napi) CLIENT_NAPI="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
     --rtw) RTW=1; shift ;;
     --rtw-cpus) RTW_CPUS="${2:-}"; RTW=1; shift 2 || { usage >&2; exit 2; } ;;
     --io-cpus) IO_CPUS="${2:-}"; shift 2 || { usage >&2; exit 2; } ;;
@@ -205,6 +230,19 @@ done
 [[ "$KERNEL_OFFLOAD" == on || "$KERNEL_OFFLOAD" == off ]] || die_usage "--kernel-offload wants on or off, not '$KERNEL_OFFLOAD'"
 [[ "$CLIENT_GRO" == on || "$CLIENT_GRO" == off ]] || die_usage "--client-gro wants on or off, not '$CLIENT_GRO'"
 [[ "$RPS" == on || "$RPS" == off ]] || die_usage "--rps wants on or off, not '$RPS'"
+[[ "$CLIENT_NAPI" =~ ^(off|threaded(:([0-9]+|any))?)$ ]] ||
+    die_usage "--client-napi wants off, threaded, threaded:CPU or threaded:any, not '$CLIENT_NAPI'"
+# NAPI_CPU: the taskset list of the client veth's NAPI thread ("" = unpinned).
+NAPI_CPU=""
+if [[ "$CLIENT_NAPI" != off ]]; then
+    NAPI_CPU="${CLIENT_NAPI#threaded}"
+    NAPI_CPU="${NAPI_CPU#:}"
+    [[ -n "$NAPI_CPU" ]] || NAPI_CPU="$CLIENT_CPU"
+    [[ "$NAPI_CPU" == any ]] && NAPI_CPU=""
+    CLIENT_NAPI="threaded:${NAPI_CPU:-any}"
+    # veth has NAPI (and so a thread to run it) only with GRO on.
+    CLIENT_GRO=on
+fi
 [[ -z "$RTW_CPUS" || "$RTW_CPUS" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
     die_usage "--rtw-cpus wants a CPU list like 1 or 0,1, not '$RTW_CPUS'"
 [[ -n "$RTW_CPUS" ]] || RTW_CPUS="$SERVER_CPU"
@@ -257,6 +295,7 @@ if ((PERF)); then
 fi
 NCPU=$(nproc --all)
 ((SERVER_CPU < NCPU && CLIENT_CPU < NCPU)) || { echo "bench.sh: this machine has CPUs 0..$((NCPU - 1))" >&2; exit 1; }
+[[ -z "$NAPI_CPU" ]] || ((NAPI_CPU < NCPU)) || { echo "bench.sh: --client-napi: this machine has CPUs 0..$((NCPU - 1))" >&2; exit 1; }
 
 [[ "$BUILD_DIR" == /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
 LIB="${LSTACK_PRELOAD:-$BUILD_DIR/lstack/liblstack.so}"
@@ -322,6 +361,7 @@ bench_cleanup() {
     done
     PERF_PID="" CLI_PID="" SRV_PID=""
     offload_restore
+    napi_undo
     [[ -n "$WORK" && -d "$WORK" ]] && rm -rf "$WORK"
     return 0
 }
@@ -329,7 +369,7 @@ tb_on_cleanup bench_cleanup
 tb_trap_cleanup
 
 log "output: $OUT"
-log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD, kernel offloads $KERNEL_OFFLOAD, client GRO $CLIENT_GRO, RPS $RPS${BASE_DIR:+, base build $BASE_DIR}$( ((RTW)) && echo ", run-to-wakeup kind (num_cpus $RTW_CPUS)")"
+log "bed '$LSTACK_TB': server CPU $SERVER_CPU, client CPU $CLIENT_CPU, $ROUNDS round(s), scenarios $SCENARIOS, lstack on net_$PMD, kernel offloads $KERNEL_OFFLOAD, client GRO $CLIENT_GRO, RPS $RPS, client NAPI $CLIENT_NAPI${BASE_DIR:+, base build $BASE_DIR}$( ((RTW)) && echo ", run-to-wakeup kind (num_cpus $RTW_CPUS)")"
 tb_up >"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: test bed did not come up" >&2; exit 1; }
 tb_add_kernel_addr >>"$WORK/tb_up.log" 2>&1 || { cat "$WORK/tb_up.log"; echo "bench.sh: cannot add the kernel address" >&2; exit 1; }
 # -c 1000 with reconnects per test: every ephemeral port there is.
@@ -454,6 +494,61 @@ offload_restore() {
     done
     OFFLOAD_SAVED=()
 }
+
+# --client-napi threaded: the client veth's NAPI in a kernel thread, set
+# once here (GRO is on above) and checked, with the thread's pinning,
+# before every run (napi_check). NAPI_SET: threaded was written (undone at
+# cleanup). NAPI_SRV_TSO: the server veth's TSO found before.
+NAPI_SRV_TSO=""
+NAPI_THREADED="/sys/class/net/$TB_IF_CLI/threaded"
+# napi_pids : the PIDs of the client veth's NAPI threads. The thread's name
+# is napi/<dev>-<napi id>, cut to 15 characters (TASK_COMM_LEN): matched on
+# that prefix (the bed's veth names are its own).
+napi_pids() {
+    local prefix="napi/$TB_IF_CLI-"
+    prefix="${prefix:0:15}"
+    ps -e -o pid=,comm= | awk -v p="$prefix" 'index($2, p) == 1 { print $1 }'
+}
+# napi_check : fails (and says why) unless threaded is 1 and every NAPI
+# thread of the client veth exists and is pinned to NAPI_CPU; pins them
+# first. Prints what it found (PID, CPU list), for the run's record.
+napi_check() {
+    local pids pid aff
+    [[ "$(ip netns exec "$TB_NS_CLI" cat "$NAPI_THREADED" 2>/dev/null)" == 1 ]] ||
+        { echo "threaded is not 1 on $TB_IF_CLI"; return 1; }
+    [[ "$(offload_state "$TB_NS_SRV" "$TB_IF_SRV" tso)" == off ]] ||
+        { echo "TSO is on on $TB_IF_SRV: its frames would bypass $TB_IF_CLI's NAPI"; return 1; }
+    pids=$(napi_pids)
+    [[ -n "$pids" ]] || { echo "no napi/$TB_IF_CLI-* thread"; return 1; }
+    for pid in $pids; do
+        [[ -z "$NAPI_CPU" ]] || taskset -p -c "$NAPI_CPU" "$pid" >/dev/null 2>&1 ||
+            { echo "cannot pin napi thread $pid to CPU $NAPI_CPU"; return 1; }
+        aff=$(taskset -p -c "$pid" 2>/dev/null | sed 's/.*: //')
+        echo "napi thread $pid ($(cat "/proc/$pid/comm" 2>/dev/null)) on CPUs $aff"
+    done
+}
+# shellcheck disable=SC2317 # also called from the cleanup trap
+napi_undo() {
+    ((NAPI_SET)) || return 0
+    ip netns exec "$TB_NS_CLI" sh -c "echo 0 >$NAPI_THREADED" 2>/dev/null ||
+        log "WARNING: cannot set threaded 0 again on $TB_IF_CLI"
+    [[ -z "$NAPI_SRV_TSO" ]] || ip netns exec "$TB_NS_SRV" ethtool -K "$TB_IF_SRV" tso "$NAPI_SRV_TSO" >/dev/null 2>&1 ||
+        log "WARNING: cannot turn tso $NAPI_SRV_TSO again on $TB_IF_SRV"
+    NAPI_SET=0
+}
+if [[ "$CLIENT_NAPI" != off ]]; then
+    NAPI_SET=1
+    NAPI_SRV_TSO=$(offload_state "$TB_NS_SRV" "$TB_IF_SRV" tso)
+    ip netns exec "$TB_NS_SRV" ethtool -K "$TB_IF_SRV" tso off >/dev/null 2>&1
+    [[ "$(offload_state "$TB_NS_SRV" "$TB_IF_SRV" tso)" == off ]] ||
+        { echo "bench.sh: cannot turn TSO off on $TB_IF_SRV (--client-napi $CLIENT_NAPI)" >&2; exit 1; }
+    if ! ip netns exec "$TB_NS_CLI" sh -c "echo 1 >$NAPI_THREADED" 2>/dev/null ||
+        ! napi_check >"$WORK/napi_check"; then
+        echo "bench.sh: cannot make $TB_IF_CLI's NAPI threaded (--client-napi $CLIENT_NAPI): $(cat "$WORK/napi_check" 2>/dev/null)" >&2
+        exit 1
+    fi
+    log "client veth NAPI threaded: $(tr '\n' ';' <"$WORK/napi_check")"
+fi
 
 # Identical on both sides; only the port differs (the two never run at once).
 ULIMIT_N=10240
@@ -596,6 +691,11 @@ fi
     else
         echo "client_gro=off (the client veth as the test bed sets it)"
     fi
+    if [[ "$CLIENT_NAPI" != off ]]; then
+        echo "client_napi=$CLIENT_NAPI (threaded NAPI on $TB_IF_CLI, GRO on, TSO off on $TB_IF_SRV, its thread pinned to CPUs ${NAPI_CPU:-any}; every run)"
+    else
+        echo "client_napi=off (the client veth's receive runs in the sender's context)"
+    fi
     if [[ "$RPS" == on ]]; then
         echo "rps=on (rps_cpus: $TB_IF_CLI rx queues to CPU $CLIENT_CPU, $TB_IF_SRV rx queues to CPU $SERVER_CPU, every run)"
     else
@@ -626,10 +726,11 @@ LSTACK_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB 
 RTW_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-rtw.conf $REDIS_SERVER $(redis_flags $PORT_RTW DIR)"
 BASE_CMD="taskset -c $SERVER_CPU ip netns exec $TB_NS_SRV env LD_PRELOAD=$BASE_LIB GAZELLE_BIND_PROCNAME=redis-server LSTACK_CONF_PATH=lstack-base.conf $REDIS_SERVER $(redis_flags $PORT_BASE DIR)"
 {
-    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")$([[ $CLIENT_GRO == on ]] && echo " --client-gro on")$([[ $RPS == on ]] && echo " --rps on")${BASE_DIR:+ --base-build $BASE_DIR}$( ((RTW)) && echo " --rtw-cpus $RTW_CPUS") --io-cpus $IO_CPUS"
+    echo "# scripts/bench.sh $([[ $SHORT == 1 ]] && echo --short) --rounds $ROUNDS --scenarios $SCENARIOS${NREQ:+ -n $NREQ} --pmd $PMD$([[ $KERNEL_OFFLOAD == off ]] && echo " --kernel-offload off")$([[ $CLIENT_GRO == on ]] && echo " --client-gro on")$([[ $RPS == on ]] && echo " --rps on")$([[ $CLIENT_NAPI != off ]] && echo " --client-napi $CLIENT_NAPI")${BASE_DIR:+ --base-build $BASE_DIR}$( ((RTW)) && echo " --rtw-cpus $RTW_CPUS") --io-cpus $IO_CPUS"
     echo "# lstack drives the server veth with --vdev=$(tb_vdev)"
     echo "# each server started with ulimit -n $ULIMIT_N; client ns: net.ipv4.ip_local_port_range=\"1024 65535\""
     [[ "$CLIENT_GRO" == on ]] && echo "# before the first run: ip netns exec $TB_NS_CLI ethtool -K $TB_IF_CLI gro on"
+    [[ "$CLIENT_NAPI" != off ]] && echo "# before the first run: ip netns exec $TB_NS_SRV ethtool -K $TB_IF_SRV tso off; ip netns exec $TB_NS_CLI sh -c 'echo 1 >$NAPI_THREADED'; before each run: taskset -p -c ${NAPI_CPU:-<all>} <pid of napi/$TB_IF_CLI-*>"
     [[ "$RPS" == on ]] && echo "# before the first run: echo <mask> >/sys/class/net/IF/queues/rx-*/rps_cpus: $TB_IF_CLI -> CPU $CLIENT_CPU, $TB_IF_SRV -> CPU $SERVER_CPU"
     if [[ "$KERNEL_OFFLOAD" == off ]]; then
         echo "# around each kernel run: ip netns exec $TB_NS_SRV ethtool -K $TB_IF_SRV tso off gso off gro off;" \
@@ -680,6 +781,20 @@ netdev() {
     for f in rx_packets tx_packets rx_bytes tx_bytes; do
         echo "$f $(ip netns exec "$TB_NS_CLI" cat "/sys/class/net/$TB_IF_CLI/statistics/$f" 2>/dev/null)"
     done
+    # Frames the client veth received through its NAPI (GRO or XDP), before
+    # merging: veth's per-queue rx_queue_N_xdp_packets.
+    echo "napi_packets $(ip netns exec "$TB_NS_CLI" ethtool -S "$TB_IF_CLI" 2>/dev/null |
+        awk '/rx_queue_[0-9]+_xdp_packets:/ { n += $2 } END { print n + 0 }')"
+}
+
+# napi_stat : /proc/PID/stat of each NAPI thread of the client veth (none
+# without --client-napi): bench.py counts their CPU time as the client's.
+napi_stat() {
+    local pid
+    [[ "$CLIENT_NAPI" != off ]] || return 0
+    for pid in $(napi_pids); do
+        cat "/proc/$pid/stat" 2>/dev/null
+    done
 }
 
 FAILED=0
@@ -702,6 +817,13 @@ run_one() { # SCENARIO ROUND KIND
             FAILED=$((FAILED + 1))
             return 1
         fi
+    fi
+    if [[ "$CLIENT_NAPI" != off ]] && ! napi_check >"$d/client_napi"; then
+        log "scenario $s round $r $kind: the client veth's NAPI is not as --client-napi $CLIENT_NAPI asks: $(tr '\n' ';' <"$d/client_napi")"
+        echo "napi_off" >"$d/status"
+        offload_restore
+        FAILED=$((FAILED + 1))
+        return 1
     fi
     local -a srv_extra=()
     [[ -z "${S_SRV[$s]:-}" ]] || read -r -a srv_extra <<<"${S_SRV[$s]}"
@@ -728,6 +850,7 @@ run_one() { # SCENARIO ROUND KIND
     times >"$d/times.0"
     netdev >"$d/netdev.0"
     cat "/proc/$SRV_PID/stat" >"$d/pid_stat.0"
+    napi_stat >"$d/napi_stat.0"
     cat /proc/stat >"$d/stat.0"
     date +%s%N >"$d/t.0"
     local rc=0
@@ -751,6 +874,7 @@ run_one() { # SCENARIO ROUND KIND
     date +%s%N >"$d/t.1"
     cat /proc/stat >"$d/stat.1"
     cat "/proc/$SRV_PID/stat" >"$d/pid_stat.1" 2>/dev/null || : >"$d/pid_stat.1"
+    napi_stat >"$d/napi_stat.1"
     times >"$d/times.1"
     netdev >"$d/netdev.1"
     stack_stats "$kind" >"$d/stack_stats.1"
