@@ -70,6 +70,13 @@
 # sources: the SYN-ACKs go to the gateway as above; not with SF_CAPTURE).
 # SF_SERVER_NICE=N: redis alone at nice N (other load on SERVER_CPU then
 # takes less of it; both targets alike).
+# SF_SCHED=1 prints, over each probe, what ran on SERVER_CPU besides redis:
+# ksoftirqd/SERVER_CPU's run time and time slices (softirq work the kernel
+# deferred from the senders' bh-enable: it competes with a busy-polling
+# redis for the CPU), redis's run and wait time and its involuntary
+# context switches, and the CPU's NET_RX/NET_TX softirq counts;
+# SF_SCHED=FILE also takes `perf sched record -C SERVER_CPU` for 3 s of the
+# flood into FILE.<target> and prints `perf sched latency` of it.
 # SF_CAPTURE=1 takes a packet capture on the client's and on the server's
 # veth during each probe (tcpdump, filtered to the port and not the spoofed
 # source, pinned to FLOOD_CPU) and prints bench/probe_pcap.py's split of
@@ -157,6 +164,33 @@ for k in sys.argv[2].split():
         print(k, int(t[k]))' "$json" "$2")
 }
 
+# sched_snap PID : "ksoftirqd_ns ksoftirqd_slices redis_ns redis_wait_ns redis_nvcsw net_rx net_tx"
+# of SERVER_CPU (SF_SCHED); redis's figures summed over its threads.
+sched_snap() {
+    local ks kst rs=(0 0) nv=0 t a b
+    ks=$(pgrep -x "ksoftirqd/$SERVER_CPU" | head -1)
+    read -r -a kst <"/proc/$ks/schedstat"
+    for t in /proc/"$1"/task/*; do
+        read -r a b _ <"$t/schedstat"
+        rs[0]=$((rs[0] + a))
+        rs[1]=$((rs[1] + b))
+        nv=$((nv + $(sed -n 's/^nonvoluntary_ctxt_switches:\s*//p' "$t/status")))
+    done
+    local col=$((SERVER_CPU + 2))
+    echo "${kst[0]} ${kst[2]} ${rs[0]} ${rs[1]} $nv $(awk -v c="$col" '$1=="NET_RX:"{x=$c} $1=="NET_TX:"{y=$c} END{print x, y}' /proc/softirqs)"
+}
+
+# sched_diff "BEFORE" "AFTER" : the SF_SCHED line
+sched_diff() {
+    local -a a b
+    read -r -a a <<<"$1"
+    read -r -a b <<<"$2"
+    printf 'sched CPU %s: ksoftirqd ran %.1f ms in %d slices; redis ran %.1f ms, waited %.1f ms, %d involuntary switches; NET_RX %d NET_TX %d softirqs\n' \
+        "$SERVER_CPU" "$(awk -v x=$((b[0] - a[0])) 'BEGIN{print x/1e6}')" $((b[1] - a[1])) \
+        "$(awk -v x=$((b[2] - a[2])) 'BEGIN{print x/1e6}')" "$(awk -v x=$((b[3] - a[3])) 'BEGIN{print x/1e6}')" \
+        $((b[4] - a[4])) $((b[5] - a[5])) $((b[6] - a[6]))
+}
+
 # p50 / p99 of a probe log: "P50 P99"
 lat_of() {
     sed -n 's/^probe: established: .* p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*/\1 \2/p' "$1"
@@ -177,7 +211,10 @@ run_target() {
         for t in /proc/"$pid"/task/*; do renice -n "$snice" -p "${t##*/}" >/dev/null; done
     fi
     echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
+    local sa=""
+    [[ -z "${SF_SCHED:-}" ]] || sa=$(sched_snap "$pid")
     probe "$FLOOD_S" "$T_WORK/$kind-calm.log"
+    [[ -z "${SF_SCHED:-}" ]] || sched_diff "$sa" "$(sched_snap "$pid")" >>"$T_WORK/$kind-calm.log"
     sed 's/^/   no flood: /' "$T_WORK/$kind-calm.log"
 
     local -A c0=() c1=()
@@ -203,8 +240,16 @@ run_target() {
         perf record -q -C "$SERVER_CPU" -o "$SF_PERF.$kind" -- sleep 4 >/dev/null 2>&1 &
         pp=$!
     fi
+    local sp=""
+    if [[ -n "${SF_SCHED:-}" && "$SF_SCHED" != 1 ]]; then
+        perf sched record -q -C "$SERVER_CPU" -o "$SF_SCHED.$kind" -- sleep 3 >/dev/null 2>&1 &
+        sp=$!
+    fi
+    [[ -z "${SF_SCHED:-}" ]] || sa=$(sched_snap "$pid")
     probe "$FLOOD_S" "$T_WORK/$kind-flood.log"
+    [[ -z "${SF_SCHED:-}" ]] || sched_diff "$sa" "$(sched_snap "$pid")" >>"$T_WORK/$kind-flood.log"
     [[ -z "$pp" ]] || wait "$pp"
+    [[ -z "$sp" ]] || wait "$sp"
     kill -INT "$hp" 2>/dev/null # the flood lasts as long as the probe (timeout passes the signal on)
     wait "$hp" 2>/dev/null || true
     sed 's/^/   flood:    /' "$T_WORK/$kind-flood.log"
@@ -225,6 +270,10 @@ run_target() {
     if [[ -n "${SF_PERF:-}" && -f "$SF_PERF.$kind" ]]; then
         echo "   perf, CPU $SERVER_CPU during the flood (top 25 by samples):"
         perf report -q -i "$SF_PERF.$kind" --sort comm,dso,sym --stdio 2>/dev/null | grep -v '^$' | head -25 | sed 's/^/   | /'
+    fi
+    if [[ -n "$sp" && -f "$SF_SCHED.$kind" ]]; then
+        echo "   perf sched latency, CPU $SERVER_CPU, 3 s of the flood (top 8 by max delay):"
+        perf sched latency -i "$SF_SCHED.$kind" -s max 2>/dev/null | grep '|' | head -9 | sed 's/^/   | /'
     fi
     local calm flood
     read -r -a calm <<<"$(lat_of "$T_WORK/$kind-calm.log")"
