@@ -47,9 +47,13 @@ int inet_ip_hdr_ok(const uint8_t *ip, size_t ihl);
  * own byte swap, so the native-order sum decides alone. */
 static inline int inet_ip_hdr20_ok(const uint8_t *ip)
 {
-    uint32_t w[5];
-    memcpy(w, ip, sizeof(w));
-    uint64_t s = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4]; /* < 2^35 */
+    uint32_t w0, w1, w2, w3, w4; /* one load each (an array went through the stack) */
+    memcpy(&w0, ip, 4);
+    memcpy(&w1, ip + 4, 4);
+    memcpy(&w2, ip + 8, 4);
+    memcpy(&w3, ip + 12, 4);
+    memcpy(&w4, ip + 16, 4);
+    uint64_t s = (uint64_t)w0 + w1 + w2 + w3 + w4;           /* < 2^35 */
     s = (s & 0xffffffffu) + (s >> 32);                       /* < 2^32 + 8 */
     s = (s & 0xffffu) + (s >> 16);                           /* < 2^17 */
     s = (s & 0xffffu) + (s >> 16);                           /* <= 0xffff + 1 */
