@@ -74,4 +74,10 @@ uint16_t inet_ip_csum(const uint8_t *ip, size_t ihl);
  * as it was (ARP, too short, not IPv4). Reads and writes only within len. */
 int inet_frame_csum_fill(uint8_t *f, size_t len);
 
+/* The same for what the stack's own output makes most (the caller knows
+ * it): the IPv4 packet at ip of tot bytes has a 20-byte header (0x45) and
+ * carries a whole TCP segment (not a fragment, tot >= 40). Writes both
+ * checksums without inet_frame_csum_fill's checks of the frame. */
+void inet_tcp20_csum_fill(uint8_t *ip, size_t tot);
+
 #endif

@@ -228,8 +228,17 @@ static err_t frame_out(struct stack *s, struct pbuf *p, const struct eth_addr *d
         memcpy(buf + SIZEOF_ETH_HDR, p->payload, p->len);
     else
         s->L.pbuf_copy_partial(p, buf + SIZEOF_ETH_HDR, p->tot_len, 0);
-    if (!s->caps.tx_cksum)
-        inet_frame_csum_fill(buf, len);
+    if (!s->caps.tx_cksum) {
+        /* lwIP's TCP segment (no IPv4 options, not a fragment, a whole
+         * header: what the stack sends most) without the frame checks of
+         * inet_frame_csum_fill; anything else (ICMP, fragments) through it */
+        uint8_t *ip = buf + SIZEOF_ETH_HDR;
+        if (ip[0] == 0x45 && ip[9] == IP_PROTO_TCP && ((ip[6] & 0x3f) | ip[7]) == 0 && p->tot_len >= 40 &&
+            ((uint16_t)ip[2] << 8 | ip[3]) == p->tot_len)
+            inet_tcp20_csum_fill(ip, p->tot_len);
+        else
+            inet_frame_csum_fill(buf, len);
+    }
     s->tx_queued++;
     return ERR_OK;
 }

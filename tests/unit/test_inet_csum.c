@@ -139,6 +139,24 @@ static void frames(void)
     checkf(bad_verify == 0, "inet_tcp_verify accepts every filled-in segment (%d refused)", bad_verify);
     checkf(bad_flip == 0, "inet_tcp_verify refuses a segment with one bit flipped (%d accepted)", bad_flip);
 
+    /* inet_tcp20_csum_fill (the stack's output of its own segments): the
+     * reference's two fields, segments of 20-300 bytes at 8 offsets, the
+     * fields holding random bytes before. */
+    int bad20 = 0;
+    for (size_t tcplen = 20; tcplen <= 300; tcplen += 7)
+        for (size_t off = 0; off < 8; off++) {
+            uint8_t *f = buf + off, *ip = f + 14;
+            size_t tot = 20 + tcplen;
+            rand_frame(f, 20, tot, 6, 0x4000);
+            inet_tcp20_csum_fill(ip, tot);
+            uint8_t h[20];
+            memcpy(h, ip, 20);
+            h[10] = h[11] = 0;
+            bad20 += (uint16_t)(ip[10] << 8 | ip[11]) != (uint16_t)~ref_add(0, h, 20) ||
+                     (uint16_t)(ip[36] << 8 | ip[37]) != ref_tcp_field(ip, 20, tot);
+        }
+    checkf(bad20 == 0, "inet_tcp20_csum_fill: both fields are the reference's (%d wrong)", bad20);
+
     /* A fragment: its header is summed, its TCP field is not touched. */
     uint8_t *f = buf, *ip = f + 14;
     rand_frame(f, 20, 120, 6, 0x2000); /* MF */
