@@ -100,7 +100,7 @@ static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint
     return FRAME_PASS;
 }
 
-/* The common case, decided with fewer tests: a frame to our MAC carrying
+/* frame_common_tcp (frame_filter.h): the common case, decided with fewer tests: a frame to our MAC carrying
  * IPv4 with a 20-byte header, to our own address, not a fragment, TCP with
  * at least a whole header. 1 if such a frame passes (every check of the
  * general path below made: lengths, IPv4 header checksum, source, TCP
@@ -108,7 +108,7 @@ static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint
  * (so every verdict but a pass still comes from one place). Two 32-bit and
  * 16-bit compares instead of memcmp, no switch, no calls but the two
  * checksums: ~40 instructions a frame less (issue 9, sixth pass). */
-static inline int common_tcp_pass(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
+int frame_common_tcp(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
 {
     if (len < ETH_HLEN + IPV4_MIN_HLEN + 20 || (hw & (FRAME_HW_IP_BAD | FRAME_HW_L4_BAD)) != 0)
         return 0;
@@ -138,10 +138,9 @@ static inline int common_tcp_pass(const struct frame_filter *f, const uint8_t *d
     return 1;
 }
 
-/* Every frame common_tcp_pass did not pass: kept out of line, so that the
- * common case's call saves no registers for it. */
-static enum frame_verdict __attribute__((noinline))
-classify_general(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
+/* Every frame frame_common_tcp did not pass: a function of its own, so
+ * that the common case's call saves no registers for it. */
+enum frame_verdict frame_classify_rest(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
 {
     if (len < ETH_HLEN)
         return FRAME_MALFORMED;
@@ -159,9 +158,9 @@ classify_general(const struct frame_filter *f, const uint8_t *data, size_t len, 
 
 enum frame_verdict frame_classify_hw(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
 {
-    if (common_tcp_pass(f, data, len, hw))
+    if (frame_common_tcp(f, data, len, hw))
         return FRAME_PASS;
-    return classify_general(f, data, len, hw);
+    return frame_classify_rest(f, data, len, hw);
 }
 
 const char *frame_verdict_name(enum frame_verdict v)

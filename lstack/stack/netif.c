@@ -166,6 +166,26 @@ void stack_netif_input(struct stack *s, const struct nic_pkt *pkt)
         NETIF_SET_CHECKSUM_CTRL(&s->netif, s->netif.chksum_flags & (u16_t)~NETIF_CHECKSUM_CHECK_TCP);
 }
 
+void stack_netif_input_tcp(struct stack *s, const struct nic_pkt *pkt)
+{
+    uint8_t *iph = pkt->data + SIZEOF_ETH_HDR;
+    uint32_t dst;
+    memcpy(&dst, iph + 16, sizeof(dst));
+    if (dst != ip4_addr_get_u32(netif_ip4_addr(&s->netif)) || !netif_is_up(&s->netif)) {
+        stack_netif_input(s, pkt);
+        return;
+    }
+    struct rx_pbuf *r = pkt->priv;
+    r->s = s;
+    r->handle = pkt->handle;
+    r->pc.custom_free_function = rx_pbuf_free;
+    /* the header is 20 bytes; as long as the IPv4 total length says (no
+     * Ethernet padding), as in stack_netif_input */
+    struct pbuf *p = rx_pbuf_init(r, iph + 20, (uint16_t)(((uint16_t)iph[2] << 8 | iph[3]) - 20));
+    p->if_idx = netif_get_index(&s->netif);
+    s->L.lstack_lwip_tcp_input(p, &s->netif, iph);
+}
+
 /* A TSO segment (more than one MSS): into the port's buffers, for the
  * port to cut by the MSS lwIP names while it outputs the segment. */
 static err_t linkoutput_tso(struct stack *s, struct pbuf *p, uint16_t mss)
