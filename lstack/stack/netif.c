@@ -37,7 +37,10 @@
  * pbuf made at the IPv4 header (ethernet_input's work for such a frame is
  * a pbuf_remove_header; the frame filter checked the rest); ARP and
  * broadcast frames go through ethernet_input. The pbuf is written here
- * (rx_pbuf_init), not by a call into the lwIP copy.
+ * (rx_pbuf_init), not by a call into the lwIP copy. A frame the filter's
+ * common case passed (frame_common_tcp: IPv4 with a 20-byte header, TCP,
+ * to our address, not a fragment) comes through stack_netif_input_tcp,
+ * which skips the second look at those headers (issue 9, sixth pass).
  *
  * Rejected for now: zero-copy tx (lwIP's LWIP_NETIF_TX_SINGLE_PBUF build
  * already copies each segment into one RAM pbuf; wrapping that in an
