@@ -151,6 +151,15 @@ static uint64_t tcp_sum(const uint8_t *ip, size_t ihl, size_t tot)
     return s + sum_native(ip + 12, 8) + sum_native(ip + ihl, tcplen);
 }
 
+/* tcp_sum for a 20-byte IPv4 header: the addresses and the segment are
+ * one run. */
+static uint64_t s_tcp20(const uint8_t *ip, size_t tot)
+{
+    size_t tcplen = tot - 20;
+    const uint8_t proto_len[4] = {0, 6, (uint8_t)(tcplen >> 8), (uint8_t)tcplen};
+    return (uint64_t)load32(proto_len) + sum_native(ip + 12, 8 + tcplen);
+}
+
 /* The field value (native order, store it with memcpy) that makes the
  * native-order sum s, taken with the field as zero, sum to 0xffff. */
 static uint16_t field_of(uint64_t s)
@@ -212,4 +221,14 @@ int inet_frame_csum_fill(uint8_t *f, size_t len)
         memcpy(th + 16, &c, 2);
     }
     return 1;
+}
+
+void inet_tcp20_csum_fill(uint8_t *ip, size_t tot)
+{
+    uint64_t h = (uint64_t)load32(ip) + load32(ip + 4) + load16(ip + 8) + load32(ip + 12) + load32(ip + 16);
+    uint16_t c = field_of(h);
+    memcpy(ip + 10, &c, 2);
+    ip[20 + 16] = ip[20 + 17] = 0;
+    c = field_of(s_tcp20(ip, tot));
+    memcpy(ip + 20 + 16, &c, 2);
 }

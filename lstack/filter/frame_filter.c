@@ -51,8 +51,9 @@ static enum frame_verdict classify_arp(const uint8_t *a, size_t len)
 static int martian_source(const struct frame_filter *f, uint32_t src)
 {
     const uint8_t *b = (const uint8_t *)&src;
-    return src == f->addr || src == f->bcast || src == 0xffffffffu || b[0] == 127 || b[0] == 0 ||
-           b[0] >= 224;
+    /* 0/8 and 224/3 in one unsigned compare (0 - 1 wraps to 255); the
+     * limited broadcast 255.255.255.255 is in 224/3 */
+    return src == f->addr || src == f->bcast || b[0] == 127 || (uint8_t)(b[0] - 1) >= 223;
 }
 
 static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint8_t *ip, size_t len, unsigned hw)
@@ -99,7 +100,47 @@ static enum frame_verdict classify_ipv4(const struct frame_filter *f, const uint
     return FRAME_PASS;
 }
 
-enum frame_verdict frame_classify_hw(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
+/* frame_common_tcp (frame_filter.h): the common case, decided with fewer tests: a frame to our MAC carrying
+ * IPv4 with a 20-byte header, to our own address, not a fragment, TCP with
+ * at least a whole header. 1 if such a frame passes (every check of the
+ * general path below made: lengths, IPv4 header checksum, source, TCP
+ * checksum); 0 for anything else, which the general path then classifies
+ * (so every verdict but a pass still comes from one place). Two 32-bit and
+ * 16-bit compares instead of memcmp, no switch, no calls but the two
+ * checksums: ~40 instructions a frame less (issue 9, sixth pass). */
+int frame_common_tcp(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
+{
+    if (len < ETH_HLEN + IPV4_MIN_HLEN + 20 || (hw & (FRAME_HW_IP_BAD | FRAME_HW_L4_BAD)) != 0)
+        return 0;
+    uint32_t d0, m0;
+    uint16_t d1, m1;
+    memcpy(&d0, data, 4);
+    memcpy(&d1, data + 4, 2);
+    memcpy(&m0, f->mac, 4);
+    memcpy(&m1, f->mac + 4, 2);
+    const uint8_t *ip = data + ETH_HLEN;
+    /* EtherType 0x0800, then version 4 with a 20-byte header */
+    if (((d0 ^ m0) | (uint32_t)(d1 ^ m1)) != 0 || data[12] != 0x08 || data[13] != 0x00 || ip[0] != 0x45 ||
+        ip[9] != IPPROTO_TCP_NUM || ((ip[6] & 0x3f) | ip[7]) != 0)
+        return 0;
+    size_t tot = rd16(ip + 2);
+    if (tot < IPV4_MIN_HLEN + 20 || tot > len - ETH_HLEN)
+        return 0;
+    uint32_t dst, src;
+    memcpy(&dst, ip + 16, 4);
+    memcpy(&src, ip + 12, 4);
+    if (dst != f->addr || martian_source(f, src))
+        return 0;
+    if (!(hw & FRAME_HW_IP_GOOD) && !inet_ip_hdr20_ok(ip))
+        return 0;
+    if (f->check_tcp && !(hw & FRAME_HW_L4_GOOD) && !inet_tcp_verify(ip, IPV4_MIN_HLEN, tot))
+        return 0;
+    return 1;
+}
+
+/* Every frame frame_common_tcp did not pass: a function of its own, so
+ * that the common case's call saves no registers for it. */
+enum frame_verdict frame_classify_rest(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
 {
     if (len < ETH_HLEN)
         return FRAME_MALFORMED;
@@ -113,6 +154,13 @@ enum frame_verdict frame_classify_hw(const struct frame_filter *f, const uint8_t
     default:
         return FRAME_UNSUPPORTED;
     }
+}
+
+enum frame_verdict frame_classify_hw(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw)
+{
+    if (frame_common_tcp(f, data, len, hw))
+        return FRAME_PASS;
+    return frame_classify_rest(f, data, len, hw);
 }
 
 const char *frame_verdict_name(enum frame_verdict v)

@@ -63,6 +63,15 @@ void frame_filter_init(struct frame_filter *f, const uint8_t mac[6], uint32_t ad
  * for it. Reads only within len. */
 enum frame_verdict frame_classify_hw(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw);
 
+/* frame_classify_hw in two steps, for the stack's round: 1 if the frame
+ * is the common case and passes (to our MAC, IPv4 with a 20-byte header,
+ * to our own address, not a fragment, TCP with a whole header, every
+ * check of the general path made), which the caller may then hand to
+ * lwIP's TCP input directly; 0 for anything else, whose verdict is
+ * frame_classify_rest's. frame_classify_hw is the one, then the other. */
+int frame_common_tcp(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw);
+enum frame_verdict frame_classify_rest(const struct frame_filter *f, const uint8_t *data, size_t len, unsigned hw);
+
 /* The same for a frame no port checked. */
 static inline enum frame_verdict frame_classify(const struct frame_filter *f, const uint8_t *data, size_t len)
 {

@@ -37,7 +37,10 @@
  * pbuf made at the IPv4 header (ethernet_input's work for such a frame is
  * a pbuf_remove_header; the frame filter checked the rest); ARP and
  * broadcast frames go through ethernet_input. The pbuf is written here
- * (rx_pbuf_init), not by a call into the lwIP copy.
+ * (rx_pbuf_init), not by a call into the lwIP copy. A frame the filter's
+ * common case passed (frame_common_tcp: IPv4 with a 20-byte header, TCP,
+ * to our address, not a fragment) comes through stack_netif_input_tcp,
+ * which skips the second look at those headers (issue 9, sixth pass).
  *
  * Rejected for now: zero-copy tx (lwIP's LWIP_NETIF_TX_SINGLE_PBUF build
  * already copies each segment into one RAM pbuf; wrapping that in an
@@ -166,6 +169,26 @@ void stack_netif_input(struct stack *s, const struct nic_pkt *pkt)
         NETIF_SET_CHECKSUM_CTRL(&s->netif, s->netif.chksum_flags & (u16_t)~NETIF_CHECKSUM_CHECK_TCP);
 }
 
+void stack_netif_input_tcp(struct stack *s, const struct nic_pkt *pkt)
+{
+    uint8_t *iph = pkt->data + SIZEOF_ETH_HDR;
+    uint32_t dst;
+    memcpy(&dst, iph + 16, sizeof(dst));
+    if (dst != ip4_addr_get_u32(netif_ip4_addr(&s->netif)) || !netif_is_up(&s->netif)) {
+        stack_netif_input(s, pkt);
+        return;
+    }
+    struct rx_pbuf *r = pkt->priv;
+    r->s = s;
+    r->handle = pkt->handle;
+    r->pc.custom_free_function = rx_pbuf_free;
+    /* the header is 20 bytes; as long as the IPv4 total length says (no
+     * Ethernet padding), as in stack_netif_input */
+    struct pbuf *p = rx_pbuf_init(r, iph + 20, (uint16_t)(((uint16_t)iph[2] << 8 | iph[3]) - 20));
+    p->if_idx = netif_get_index(&s->netif);
+    s->L.lstack_lwip_tcp_input(p, &s->netif, iph);
+}
+
 /* A TSO segment (more than one MSS): into the port's buffers, for the
  * port to cut by the MSS lwIP names while it outputs the segment. */
 static err_t linkoutput_tso(struct stack *s, struct pbuf *p, uint16_t mss)
@@ -228,8 +251,17 @@ static err_t frame_out(struct stack *s, struct pbuf *p, const struct eth_addr *d
         memcpy(buf + SIZEOF_ETH_HDR, p->payload, p->len);
     else
         s->L.pbuf_copy_partial(p, buf + SIZEOF_ETH_HDR, p->tot_len, 0);
-    if (!s->caps.tx_cksum)
-        inet_frame_csum_fill(buf, len);
+    if (!s->caps.tx_cksum) {
+        /* lwIP's TCP segment (no IPv4 options, not a fragment, a whole
+         * header: what the stack sends most) without the frame checks of
+         * inet_frame_csum_fill; anything else (ICMP, fragments) through it */
+        uint8_t *ip = buf + SIZEOF_ETH_HDR;
+        if (ip[0] == 0x45 && ip[9] == IP_PROTO_TCP && ((ip[6] & 0x3f) | ip[7]) == 0 && p->tot_len >= 40 &&
+            ((uint16_t)ip[2] << 8 | ip[3]) == p->tot_len)
+            inet_tcp20_csum_fill(ip, p->tot_len);
+        else
+            inet_frame_csum_fill(buf, len);
+    }
     s->tx_queued++;
     return ERR_OK;
 }

@@ -217,7 +217,13 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
     /* Filter each frame; lwIP finds a segment's connection in its PCB
      * hash (lstack/stack/lwip/port/pcb_hash.c). */
     for (unsigned i = 0; i < n; i++) {
-        enum frame_verdict v = frame_classify_hw(&s->filter, pkts[i].data, pkts[i].len, pkts[i].cksum);
+        /* the common TCP segment: to lwIP's TCP input without a second
+         * look at its headers (stack_netif_input_tcp) */
+        if (frame_common_tcp(&s->filter, pkts[i].data, pkts[i].len, pkts[i].cksum)) {
+            stack_netif_input_tcp(s, &pkts[i]);
+            continue;
+        }
+        enum frame_verdict v = frame_classify_rest(&s->filter, pkts[i].data, pkts[i].len, pkts[i].cksum);
         if (v == FRAME_PASS) {
             stack_netif_input(s, &pkts[i]);
         } else {

@@ -71,6 +71,11 @@ struct stack {
 int stack_netif_open(struct stack *s, const struct lstack_conf *conf, char *err, size_t errlen);
 /* Hand a received frame to lwIP without copying; lwIP owns it afterwards. */
 void stack_netif_input(struct stack *s, const struct nic_pkt *pkt);
+/* The same for a frame frame_common_tcp passed (IPv4 with a 20-byte
+ * header, TCP, not a fragment, to the filter's address): straight to
+ * lwIP's TCP input without looking at its headers again; stack_netif_input
+ * if the netif is down or its address is not the filter's. */
+void stack_netif_input_tcp(struct stack *s, const struct nic_pkt *pkt);
 void stack_netif_close(struct stack *s);
 /* Give the received frames lwIP freed since the last call back to the
  * port (under the stack's lock, as every lwIP call). */

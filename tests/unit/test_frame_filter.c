@@ -110,6 +110,15 @@ static void test_hw_flags(void)
     check(run(len) == FRAME_PASS, "with check_tcp, a right TCP checksum passes");
     len = tcp_seg(101);
     check(run(len) == FRAME_PASS, "an odd-length segment's checksum is right too");
+    len = tcp_seg(100);
+    frame[14 + 20 + 30] ^= 1;
+    frame[14 + 6] = 0x20; /* more fragments: the checksum covers the datagram */
+    ipv4_csum(frame + 14, 20);
+    check(run(len) == FRAME_PASS, "with check_tcp, a first fragment passes unchecked (lwIP checks the datagram)");
+    frame[14 + 6] = 0;
+    ipv4_csum(frame + 14, 20);
+    check(run(len) == FRAME_BAD_CSUM, "with check_tcp, the same segment whole is caught");
+    check(run(len - 1) == FRAME_MALFORMED, "a segment cut short of its IPv4 total length is malformed");
     flt.check_tcp = 0;
 }
 

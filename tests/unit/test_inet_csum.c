@@ -139,6 +139,24 @@ static void frames(void)
     checkf(bad_verify == 0, "inet_tcp_verify accepts every filled-in segment (%d refused)", bad_verify);
     checkf(bad_flip == 0, "inet_tcp_verify refuses a segment with one bit flipped (%d accepted)", bad_flip);
 
+    /* inet_tcp20_csum_fill (the stack's output of its own segments): the
+     * reference's two fields, segments of 20-300 bytes at 8 offsets, the
+     * fields holding random bytes before. */
+    int bad20 = 0;
+    for (size_t tcplen = 20; tcplen <= 300; tcplen += 7)
+        for (size_t off = 0; off < 8; off++) {
+            uint8_t *f = buf + off, *ip = f + 14;
+            size_t tot = 20 + tcplen;
+            rand_frame(f, 20, tot, 6, 0x4000);
+            inet_tcp20_csum_fill(ip, tot);
+            uint8_t h[20];
+            memcpy(h, ip, 20);
+            h[10] = h[11] = 0;
+            bad20 += (uint16_t)(ip[10] << 8 | ip[11]) != (uint16_t)~ref_add(0, h, 20) ||
+                     (uint16_t)(ip[36] << 8 | ip[37]) != ref_tcp_field(ip, 20, tot);
+        }
+    checkf(bad20 == 0, "inet_tcp20_csum_fill: both fields are the reference's (%d wrong)", bad20);
+
     /* A fragment: its header is summed, its TCP field is not touched. */
     uint8_t *f = buf, *ip = f + 14;
     rand_frame(f, 20, 120, 6, 0x2000); /* MF */
@@ -202,6 +220,34 @@ int main(void)
     }
     checkf(bad_ok == 0, "inet_ip_hdr_ok accepts every intact header of 20-60 bytes (%d refused)", bad_ok);
     checkf(bad_flip == 0, "inet_ip_hdr_ok refuses a header with one bit flipped (%d accepted)", bad_flip);
+
+    /* inet_ip_hdr20_ok (inline, 20 bytes) against the reference: intact
+     * headers at 8 offsets, each with every one of its 160 bits flipped in
+     * turn, and the all-zero and all-0xff headers. */
+    int bad20_ok = 0, bad20_flip = 0;
+    srand(792);
+    for (int round = 0; round < 64; round++) {
+        uint8_t *h = buf + (round & 7);
+        for (size_t i = 0; i < 20; i++)
+            h[i] = round == 0 ? 0xff : (uint8_t)rand();
+        h[10] = h[11] = 0;
+        uint16_t f = (uint16_t)~ref_add(0, h, 20);
+        h[10] = (uint8_t)(f >> 8);
+        h[11] = (uint8_t)f;
+        if (inet_ip_hdr20_ok(h) != (ref_add(0, h, 20) == 0xffff))
+            bad20_ok++;
+        for (size_t bit = 0; bit < 160; bit++) {
+            h[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            if (inet_ip_hdr20_ok(h) != (ref_add(0, h, 20) == 0xffff))
+                bad20_flip++;
+            h[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        }
+    }
+    memset(buf, 0, 20);
+    checkf(!inet_ip_hdr20_ok(buf), "inet_ip_hdr20_ok refuses an all-zero header");
+    checkf(bad20_ok == 0 && bad20_flip == 0,
+           "inet_ip_hdr20_ok agrees with the reference on 64 headers and their one-bit flips (%d / %d differ)",
+           bad20_ok, bad20_flip);
 
     /* RFC 1071, 3. Numerical Examples: 00 01 f2 03 f4 f5 f6 f7 sums to ddf2. */
     const uint8_t ex[8] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};

@@ -217,20 +217,34 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define LSTACK_TCP_SND_BUF_DEFAULT (256u * 1024u)
 #ifdef LSTACK_LWIP_CORE
 #include <stdint.h>
-/* port/lwip_port.c; set by lstack_lwip_configure. */
+/* port/lwip_port.c; set by lstack_lwip_configure, never 0: they start at
+ * the defaults below (lwip_port.c's initializers), and configure only
+ * stores values it checked to be positive. So each use is one load (they
+ * were "value ? value : default", a test on every use: tcp_write,
+ * tcp_receive and the window updates read them per segment). */
 extern uint32_t lstack_tcp_wnd, lstack_tcp_snd_buf, lstack_tcp_snd_queuelen;
 extern uint32_t lstack_tcp_sndlowat, lstack_tcp_sndqueuelowat, lstack_tcp_ooseq_max;
-#define TCP_WND (lstack_tcp_wnd ? lstack_tcp_wnd : LSTACK_TCP_WND_DEFAULT)
-#define TCP_SND_BUF (lstack_tcp_snd_buf ? lstack_tcp_snd_buf : LSTACK_TCP_SND_BUF_DEFAULT)
-#define TCP_SND_QUEUELEN (lstack_tcp_snd_queuelen ? lstack_tcp_snd_queuelen : 1024u)
-#define TCP_SNDLOWAT (lstack_tcp_sndlowat ? lstack_tcp_sndlowat : 8192u)
-#define TCP_SNDQUEUELOWAT (lstack_tcp_sndqueuelowat ? lstack_tcp_sndqueuelowat : 512u)
+#define LSTACK_TCP_SND_QUEUELEN_DEFAULT 1024u
+#define LSTACK_TCP_SNDLOWAT_DEFAULT 8192u
+#define LSTACK_TCP_SNDQUEUELOWAT_DEFAULT 512u
+#define LSTACK_TCP_OOSEQ_MAX_DEFAULT 256u
+/* lwIP's init.c checks TCP_WND and TCP_SND_QUEUELEN in #if, where a
+ * variable's name counts 0: LSTACK_PP_DEFAULT(d) is d there (lstack_c_one,
+ * an enum constant, is an unknown name to #if: 0) and 0 in C (1 - 1), so
+ * the #if sees the default and the code the variable alone. */
+enum { lstack_c_one = 1 };
+#define LSTACK_PP_DEFAULT(d) ((1u - lstack_c_one) * (d))
+#define TCP_WND (lstack_tcp_wnd + LSTACK_PP_DEFAULT(LSTACK_TCP_WND_DEFAULT))
+#define TCP_SND_BUF (lstack_tcp_snd_buf + LSTACK_PP_DEFAULT(LSTACK_TCP_SND_BUF_DEFAULT))
+#define TCP_SND_QUEUELEN (lstack_tcp_snd_queuelen + LSTACK_PP_DEFAULT(LSTACK_TCP_SND_QUEUELEN_DEFAULT))
+#define TCP_SNDLOWAT (lstack_tcp_sndlowat + LSTACK_PP_DEFAULT(LSTACK_TCP_SNDLOWAT_DEFAULT))
+#define TCP_SNDQUEUELOWAT (lstack_tcp_sndqueuelowat + LSTACK_PP_DEFAULT(LSTACK_TCP_SNDQUEUELOWAT_DEFAULT))
 /* When tcp_recved sends a window update at once (used there only, where
  * pcb is the connection): lwIP's TCP_WND/4 or 4 x TCP_MSS would be 35 KiB
  * with the jumbo TCP_MSS cap; two real segments keep the sender moving. */
 #define TCP_WND_UPDATE_THRESHOLD LWIP_MIN(TCP_WND / 4, 2u * (u32_t)pcb->mss)
 #define TCP_OOSEQ_MAX_BYTES TCP_WND
-#define TCP_OOSEQ_MAX_PBUFS (lstack_tcp_ooseq_max ? lstack_tcp_ooseq_max : 256u)
+#define TCP_OOSEQ_MAX_PBUFS (lstack_tcp_ooseq_max + LSTACK_PP_DEFAULT(LSTACK_TCP_OOSEQ_MAX_DEFAULT))
 #else
 #define TCP_WND TCP_WND_is_per_stack_see_struct_stack_tcp
 #define TCP_SND_BUF TCP_SND_BUF_is_per_stack_see_struct_stack_tcp

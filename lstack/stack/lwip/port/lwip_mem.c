@@ -95,34 +95,47 @@ static unsigned class_of(size_t need)
     return c < NCLASS ? c : (unsigned)NCLASS;
 }
 
-void *lstack_lwip_malloc(size_t size)
+/* A block of class c carved from the arena (its free list was empty). */
+static void *__attribute__((noinline)) carve(size_t size, unsigned c)
 {
     if (A.base == NULL && lstack_port_mem_init(DEFAULT_LIMIT) != 0)
         return NULL;
+    if ((size_t)(A.end - A.next) < class_size[c]) {
+        A.st.fails++;
+        return NULL;
+    }
+    struct block_hdr *h = (struct block_hdr *)A.next;
+    A.next += class_size[c];
+    A.st.arena_used += class_size[c];
+    while (LSTACK_ASAN && A.rooted < A.next) {
+        size_t n = (size_t)(A.end - A.rooted) < ROOT_CHUNK ? (size_t)(A.end - A.rooted) : ROOT_CHUNK;
+        LSTACK_LSAN_ROOT(A.rooted, n);
+        A.rooted += n;
+    }
+    h->cls = c; /* for good: a block stays in its class */
+    h->magic = MAGIC_USED;
+    A.st.allocs++;
+    A.st.in_use += class_size[c];
+    LSTACK_UNPOISON((char *)h + HDR, size);
+    LSTACK_POISON((char *)h + HDR + size, class_size[c] - HDR - size);
+    return (char *)h + HDR;
+}
+
+/* The common case is a pop from the class's free list (after warm-up,
+ * every allocation): the block's class is already in its header (set
+ * when it was carved), and an arena not yet set up has empty lists, so
+ * the set-up check is carve()'s alone. */
+void *lstack_lwip_malloc(size_t size)
+{
     unsigned c = class_of(size + HDR);
     if (c >= NCLASS) {
         A.st.fails++;
         return NULL;
     }
-    struct block_hdr *h;
-    if (A.free[c] != NULL) {
-        h = A.free[c];
-        A.free[c] = h->next;
-    } else {
-        if ((size_t)(A.end - A.next) < class_size[c]) {
-            A.st.fails++;
-            return NULL;
-        }
-        h = (struct block_hdr *)A.next;
-        A.next += class_size[c];
-        A.st.arena_used += class_size[c];
-        while (LSTACK_ASAN && A.rooted < A.next) {
-            size_t n = (size_t)(A.end - A.rooted) < ROOT_CHUNK ? (size_t)(A.end - A.rooted) : ROOT_CHUNK;
-            LSTACK_LSAN_ROOT(A.rooted, n);
-            A.rooted += n;
-        }
-    }
-    h->cls = c;
+    struct block_hdr *h = A.free[c];
+    if (h == NULL)
+        return carve(size, c);
+    A.free[c] = h->next;
     h->magic = MAGIC_USED;
     A.st.allocs++;
     A.st.in_use += class_size[c];

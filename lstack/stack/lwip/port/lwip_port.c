@@ -21,8 +21,12 @@
 #include "port/lwip_port.h"
 #include "port/lwip_port_priv.h"
 
-uint32_t lstack_tcp_wnd, lstack_tcp_snd_buf, lstack_tcp_snd_queuelen;
-uint32_t lstack_tcp_sndlowat, lstack_tcp_sndqueuelowat, lstack_tcp_ooseq_max;
+/* lwipopts.h reads these as lwIP's TCP_WND etc.: never 0 (the defaults
+ * until lstack_lwip_configure stores its checked, positive values). */
+uint32_t lstack_tcp_wnd = LSTACK_TCP_WND_DEFAULT, lstack_tcp_snd_buf = LSTACK_TCP_SND_BUF_DEFAULT;
+uint32_t lstack_tcp_snd_queuelen = LSTACK_TCP_SND_QUEUELEN_DEFAULT;
+uint32_t lstack_tcp_sndlowat = LSTACK_TCP_SNDLOWAT_DEFAULT, lstack_tcp_sndqueuelowat = LSTACK_TCP_SNDQUEUELOWAT_DEFAULT;
+uint32_t lstack_tcp_ooseq_max = LSTACK_TCP_OOSEQ_MAX_DEFAULT;
 uint32_t lstack_ip_reass_max_pbufs;
 uint16_t lstack_tcp_port_lo = 32768, lstack_tcp_port_hi = 60999;
 
