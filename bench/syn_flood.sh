@@ -66,6 +66,16 @@
 # client namespace's receive of the server's frames runs on the client's
 # CPU (as on a client machine) and not inside lstack's send on SERVER_CPU
 # (on this VM it costs an IPI a frame, and takes CPU from hping3).
+# SF_CLI_SINK=1 gives the client namespace somewhere to send the SYN-ACKs:
+# IP forwarding on and a default route into an interface that drops what
+# it is given (sfsink: one end of a veth pair whose other end is down, ARP
+# off, and a gateway on it, so one neighbour entry and not one per
+# destination, which --rand-source would churn; this kernel has no dummy). Without it the client namespace, which
+# has no route to the spoofed sources, makes an uncached route entry for
+# every SYN-ACK it receives (inside the server's send, on SERVER_CPU) and
+# frees it through RCU: ksoftirqd on SERVER_CPU then preempts the polling
+# redis (docs/reliability.md, session 9). With the sink the route is the
+# nexthop's cached one; for both servers alike (with SF_SRV_ROUTE=1).
 # SF_RAND_SOURCE=1: `hping3 --rand-source` instead of `-a SF_SPOOF` (random
 # sources: the SYN-ACKs go to the gateway as above; not with SF_CAPTURE).
 # SF_SERVER_NICE=N: redis alone at nice N (other load on SERVER_CPU then
@@ -105,6 +115,12 @@ r_init "$BUILD" python3 hping3 taskset
 if [[ "${SF_CLIENT_RPS:-0}" != 0 ]]; then
     ip netns exec "$TB_NS_CLI" sh -c "printf '%x' $((1 << FLOOD_CPU)) >/sys/class/net/$TB_IF_CLI/queues/rx-0/rps_cpus" ||
         r_fail "cannot set RPS on $TB_IF_CLI"
+fi
+if [[ "${SF_CLI_SINK:-0}" != 0 ]]; then
+    { ip -n "$TB_NS_CLI" link add sfsink type veth peer name sfsink1 &&
+        ip -n "$TB_NS_CLI" link set sfsink arp off up &&
+        ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_forward=1 &&
+        ip -n "$TB_NS_CLI" route add default via 10.255.255.2 dev sfsink onlink; } || r_fail "cannot set up the client namespace's sink"
 fi
 [[ -z "${SF_CONF_EXTRA:-}" ]] || r_conf "$R_CONF" 'tcp_conn_count = 1024;' "$SF_CONF_EXTRA"
 
@@ -210,7 +226,7 @@ run_target() {
     if [[ -n "$snice" ]]; then
         for t in /proc/"$pid"/task/*; do renice -n "$snice" -p "${t##*/}" >/dev/null; done
     fi
-    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
+    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_CLI_SINK:+; SYN-ACKs to a sink in the client namespace}${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
     local sa=""
     [[ -z "${SF_SCHED:-}" ]] || sa=$(sched_snap "$pid")
     probe "$FLOOD_S" "$T_WORK/$kind-calm.log"
