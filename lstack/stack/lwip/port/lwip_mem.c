@@ -95,6 +95,18 @@ static unsigned class_of(size_t need)
     return c < NCLASS ? c : (unsigned)NCLASS;
 }
 
+/* Block h of class c, taken for a request of size bytes: marked, counted,
+ * its bytes past size poisoned (sanitizer builds); returns the payload. */
+static inline void *hand_out(struct block_hdr *h, size_t size, unsigned c)
+{
+    h->magic = MAGIC_USED;
+    A.st.allocs++;
+    A.st.in_use += class_size[c];
+    LSTACK_UNPOISON((char *)h + HDR, size);
+    LSTACK_POISON((char *)h + HDR + size, class_size[c] - HDR - size);
+    return (char *)h + HDR;
+}
+
 /* A block of class c carved from the arena (its free list was empty). */
 static void *__attribute__((noinline)) carve(size_t size, unsigned c)
 {
@@ -113,12 +125,7 @@ static void *__attribute__((noinline)) carve(size_t size, unsigned c)
         A.rooted += n;
     }
     h->cls = c; /* for good: a block stays in its class */
-    h->magic = MAGIC_USED;
-    A.st.allocs++;
-    A.st.in_use += class_size[c];
-    LSTACK_UNPOISON((char *)h + HDR, size);
-    LSTACK_POISON((char *)h + HDR + size, class_size[c] - HDR - size);
-    return (char *)h + HDR;
+    return hand_out(h, size, c);
 }
 
 /* The common case is a pop from the class's free list (after warm-up,
@@ -136,12 +143,7 @@ void *lstack_lwip_malloc(size_t size)
     if (h == NULL)
         return carve(size, c);
     A.free[c] = h->next;
-    h->magic = MAGIC_USED;
-    A.st.allocs++;
-    A.st.in_use += class_size[c];
-    LSTACK_UNPOISON((char *)h + HDR, size);
-    LSTACK_POISON((char *)h + HDR + size, class_size[c] - HDR - size);
-    return (char *)h + HDR;
+    return hand_out(h, size, c);
 }
 
 void *lstack_lwip_calloc(size_t n, size_t size)
