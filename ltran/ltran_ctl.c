@@ -351,40 +351,51 @@ int ltran_ctl_open(struct ltran *l, char *err, size_t errlen)
     return 0;
 }
 
-int ltran_ctl_pollfds(const struct ltran *l, struct pollfd *pf, int max)
+/* The socket's fds into pf (the listener first), and in peer_of each
+ * entry's index in peers[] (-1: the listener) when peer_of is not NULL. */
+static int ctl_fds(const struct ltran *l, struct pollfd *pf, int *peer_of, int max)
 {
     int n = 0;
-    if (l->listen_fd >= 0 && n < max)
+    if (l->listen_fd >= 0 && n < max) {
+        if (peer_of != NULL)
+            peer_of[n] = -1;
         pf[n++] = (struct pollfd){.fd = l->listen_fd, .events = POLLIN};
+    }
     for (int i = 0; i < LTRAN_MAX_PEERS && n < max; i++)
-        if (l->peers[i].fd >= 0)
+        if (l->peers[i].fd >= 0) {
+            if (peer_of != NULL)
+                peer_of[n] = i;
             pf[n++] = (struct pollfd){.fd = l->peers[i].fd, .events = POLLIN};
+        }
     return n;
+}
+
+int ltran_ctl_pollfds(const struct ltran *l, struct pollfd *pf, int max)
+{
+    return ctl_fds(l, pf, NULL, max);
 }
 
 void ltran_ctl_poll(struct ltran *l)
 {
     struct pollfd pf[LTRAN_MAX_PEERS + 1];
     int idx[LTRAN_MAX_PEERS + 1];
-    int n = 0;
-    pf[n] = (struct pollfd){.fd = l->listen_fd, .events = POLLIN};
-    idx[n++] = -1;
-    for (int i = 0; i < LTRAN_MAX_PEERS; i++)
-        if (l->peers[i].fd >= 0) {
-            pf[n] = (struct pollfd){.fd = l->peers[i].fd, .events = POLLIN};
-            idx[n++] = i;
-        }
-    if (poll(pf, (nfds_t)n, 0) <= 0)
+    int n = ctl_fds(l, pf, idx, LTRAN_MAX_PEERS + 1);
+    if (n == 0 || poll(pf, (nfds_t)n, 0) <= 0)
         return;
-    for (int k = 1; k < n; k++) {
+    bool incoming = false;
+    for (int k = 0; k < n; k++) {
         if (pf[k].revents == 0)
             continue;
         int p = idx[k];
+        if (p < 0) { /* the listener: accepted after the peers are served */
+            incoming = (pf[k].revents & POLLIN) != 0;
+            continue;
+        }
         bool keep = (pf[k].revents & POLLIN) ? serve(l, p) : false;
         if (!keep)
             peer_close(l, p);
     }
-    if (pf[0].revents & POLLIN) {
+    if (incoming) {
         for (;;) {
             int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (fd < 0)

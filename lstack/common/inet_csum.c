@@ -225,8 +225,7 @@ int inet_frame_csum_fill(uint8_t *f, size_t len)
 
 void inet_tcp20_csum_fill(uint8_t *ip, size_t tot)
 {
-    uint64_t h = (uint64_t)load32(ip) + load32(ip + 4) + load16(ip + 8) + load32(ip + 12) + load32(ip + 16);
-    uint16_t c = field_of(h);
+    uint16_t c = field_of(ip_sum_less_field(ip, 20)); /* the loop is empty at 20 */
     memcpy(ip + 10, &c, 2);
     ip[20 + 16] = ip[20 + 17] = 0;
     c = field_of(s_tcp20(ip, tot));
