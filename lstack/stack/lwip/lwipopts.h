@@ -193,6 +193,12 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * (patch 0012); lwIP's 6 x RTO was 1.5 s with the RTO above, shorter than
  * a peer's backoff after its repair of a hole is lost twice. */
 #define LSTACK_TCP_OOSEQ_TIMEOUT_MS 20000u
+/* tcp_slowtmr passes by the pcbs that have nothing due before a tick it
+ * computes (patch 0017): its walk costs one comparison per idle pcb, not
+ * lwIP's checks and a tcp_output call, and no timeout moves. */
+#ifndef LSTACK_TCP_TMR_QUIET
+#define LSTACK_TCP_TMR_QUIET 1
+#endif
 /* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
  * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
 #define LSTACK_TCP_MIN_SND_MSS 48
