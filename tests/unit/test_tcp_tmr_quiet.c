@@ -11,7 +11,9 @@
  * apply it: a keepalive probe at the first tick with tcp_ticks - tmr >
  * (keep_idle + n x keep_intvl) / 50 ms, the abort past keep_idle + cnt x
  * intvl, the tail loss probe at rtime == max(2, 2 x srtt + 1), the
- * retransmission at rtime == rto, the FIN-WAIT-2 removal past 20 s. A pcb
+ * retransmission at rtime == rto, the FIN-WAIT-2 removal past 20 s, the
+ * TIME-WAIT removal past 60 s, zero-window probes after 3, 6, 12 ticks (a
+ * pcb with unsent data is visited at every tick). A pcb
  * the patch skipped whose timeout was lost or came a tick late or early
  * fails the tick check; "skipped" is checked from pcb->last_timer, which
  * tcp_slowtmr sets on each visit.
@@ -125,8 +127,9 @@ static void copy_open(struct copy *c, int id, uint8_t last)
     c->slowtmr = (void (*)(void))dlsym(c->L.handle, "tcp_slowtmr");
 }
 
-/* B's application: reads everything, closes only when told (close_on_fin). */
-static int close_on_fin;
+/* B's application: reads everything (or, with hold_recv, takes it without
+ * opening the window again), closes only when told (close_on_fin). */
+static int close_on_fin, hold_recv;
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t e)
 {
     (void)arg;
@@ -136,7 +139,8 @@ static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t e)
             B.L.tcp_close(pcb);
         return ERR_OK;
     }
-    B.L.tcp_recved(pcb, p->tot_len);
+    if (!hold_recv)
+        B.L.tcp_recved(pcb, p->tot_len);
     B.L.pbuf_free(p);
     return ERR_OK;
 }
@@ -281,6 +285,54 @@ int main(void)
            "the lost segment is sent again at the probe's tick %d and the RTO's %d (saw %d: %d, %d)", thr, rto, ns,
            ns > 0 ? sends[0] : -1, ns > 1 ? sends[1] : -1);
     checkf(visits < rto, "tcp_slowtmr visited the pcb waiting for its ACK %d times in %d ticks", visits, rto + 2);
+
+    /* ---- persist: the peer's window closes with data still to send ---- */
+    connect_pair(&a, &b, 7005);
+    check(a != NULL && b != NULL, "a connection for the persist timer comes up");
+    if (a == NULL || b == NULL)
+        return tap_done();
+    for (int i = 0; i < 5; i++)
+        tick(&A, a); /* A's pcb settles into its quiet state */
+    hold_recv = 1;
+    void (*fasttmr_b)(void) = (void (*)(void))dlsym(B.L.handle, "tcp_fasttmr");
+    static const char chunk[1000];
+    /* exactly B's window, all acknowledged: the window is 0 */
+    for (int r = 0; r < 400 && (a->snd_wnd > 0 || a->unacked != NULL || a->unsent != NULL); r++) {
+        if (a->unacked == NULL && a->unsent == NULL) {
+            u16_t n = a->snd_wnd < sizeof(chunk) ? (u16_t)a->snd_wnd : (u16_t)sizeof(chunk);
+            A.L.tcp_write(a, chunk, n, TCP_WRITE_FLAG_COPY);
+        }
+        A.L.tcp_output(a);
+        pump();
+        fasttmr_b(); /* B's delayed ACKs */
+        pump();
+    }
+    checkf(a->snd_wnd == 0 && a->unacked == NULL, "B's window is closed, everything acknowledged (wnd %u)",
+           (unsigned)a->snd_wnd);
+    A.L.tcp_write(a, chunk, sizeof(chunk), TCP_WRITE_FLAG_COPY);
+    A.L.tcp_output(a); /* does not fit: the persist timer starts */
+    hold_recv = 0;
+    checkf(a->persist_backoff == 1 && a->unsent != NULL, "the window closed with data unsent (backoff %d, wnd %u)",
+           a->persist_backoff, (unsigned)a->snd_wnd);
+    u32_t p0 = *A.ticks;
+    int zwp[3], nz = 0;
+    for (ticks = 0; ticks < 25; ticks++) {
+        tick(&A, a);
+        for (int i = 0; i < qn; i++) {
+            unsigned len, fl;
+            seg_info(&q[i], &len, &fl);
+            if (getenv("TMRQ_DEBUG"))
+                fprintf(stderr, "tick %u: A sends %u bytes, wnd %u\n", *A.ticks - p0, len, (unsigned)a->snd_wnd);
+            if (len == 1 && nz < 3)
+                zwp[nz++] = (int)(*A.ticks - p0);
+        }
+        qn = 0; /* the probes are lost */
+    }
+    /* lwIP's rule: a probe when persist_cnt, counted at every tick, reaches
+       tcp_persist_backoff[] = 3, 6, 12 ticks */
+    checkf(nz == 3 && zwp[0] == 3 && zwp[1] == 9 && zwp[2] == 21,
+           "zero-window probes at ticks 3, 9, 21 after the window closed (saw %d: %d, %d, %d)", nz,
+           nz > 0 ? zwp[0] : -1, nz > 1 ? zwp[1] : -1, nz > 2 ? zwp[2] : -1);
 
     /* ---- FIN-WAIT-2: the closed connection the peer never closes ---- */
     connect_pair(&a, &b, 7003);

@@ -143,7 +143,8 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * delayed ACKs of up to 250 ms; a 25 ms timer gives 50 ms ticks and delayed
  * ACKs of at most 25 ms (Linux: 40 ms). The RTO is SRTT + 4 x RTTVAR
  * (RFC 6298) with Linux's 200 ms floor, and starts at 1 s (RFC 6298 2.1).
- * Cost: tcp_slowtmr walks every pcb 20 times a second instead of twice.
+ * Cost: tcp_slowtmr runs 20 times a second instead of twice (it visits
+ * only the pcbs that can have something due: LSTACK_TCP_TMR_QUIET below).
  * Every other lwIP timeout is in milliseconds and scales with the tick;
  * the zero-window probe backoff (a table in ticks) runs 10x faster:
  * 150 ms up to 6 s between probes (Linux backs off from the RTO, 200 ms,
