@@ -92,6 +92,9 @@ void lsock_pcb_apply_opts(struct lsock *s)
     pcb->keep_idle = (u32_t)s->o.keep_idle * 1000u;
     pcb->keep_intvl = (u32_t)s->o.keep_intvl * 1000u;
     pcb->keep_cnt = (u32_t)s->o.keep_cnt;
+    /* the keepalive settings decide when tcp_slowtmr must next look at
+     * the pcb (lwIP patch 0017) */
+    lsock_lwip(s)->lstack_tcp_tmr_wake(pcb);
 }
 
 unsigned lsock_pcb_mss(const struct lsock *s)

@@ -143,7 +143,8 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * delayed ACKs of up to 250 ms; a 25 ms timer gives 50 ms ticks and delayed
  * ACKs of at most 25 ms (Linux: 40 ms). The RTO is SRTT + 4 x RTTVAR
  * (RFC 6298) with Linux's 200 ms floor, and starts at 1 s (RFC 6298 2.1).
- * Cost: tcp_slowtmr walks every pcb 20 times a second instead of twice.
+ * Cost: tcp_slowtmr runs 20 times a second instead of twice (it visits
+ * only the pcbs that can have something due: LSTACK_TCP_TMR_QUIET below).
  * Every other lwIP timeout is in milliseconds and scales with the tick;
  * the zero-window probe backoff (a table in ticks) runs 10x faster:
  * 150 ms up to 6 s between probes (Linux backs off from the RTO, 200 ms,
@@ -193,6 +194,12 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * (patch 0012); lwIP's 6 x RTO was 1.5 s with the RTO above, shorter than
  * a peer's backoff after its repair of a hole is lost twice. */
 #define LSTACK_TCP_OOSEQ_TIMEOUT_MS 20000u
+/* tcp_slowtmr passes by the pcbs that have nothing due before a tick it
+ * computes (patch 0017): its walk costs one comparison per idle pcb, not
+ * lwIP's checks and a tcp_output call, and no timeout moves. */
+#ifndef LSTACK_TCP_TMR_QUIET
+#define LSTACK_TCP_TMR_QUIET 1
+#endif
 /* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
  * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
 #define LSTACK_TCP_MIN_SND_MSS 48
