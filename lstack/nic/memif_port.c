@@ -35,7 +35,7 @@
  *     connection was SIGKILLed; under ASan, LeakSanitizer's tracer, started
  *     at exit with a stack mapped where the region had been, died of
  *     SIGSEGV when the interrupt thread's munmap took that stack, and exit
- *     waited for it forever (1 run in 13 in CI, 1 in ~50 with 4 cycles).
+ *     waited for it forever (CI: 1 run in 13; here 5 in 541 with 4 cycles).
  *
  * Rejected: doing the reconnect on the polling thread (the interrupt
  * thread may be in the middle of the driver's handshake for the same port,

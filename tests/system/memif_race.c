@@ -268,10 +268,13 @@ int main(int argc, char **argv)
         printf("memif_race: FAIL: no frame received\n");
         return 1;
     }
-    if (!busy_ok || busy_before != 1) {
-        printf("memif_race: FAIL: the close check's alarm did not start on EAL's interrupt thread (state %u)\n",
-               busy_before);
+    if (!busy_ok || busy_before == 0) {
+        printf("memif_race: FAIL: the close check's alarm did not start on EAL's interrupt thread within 5 s\n");
         return 1;
+    }
+    if (busy_before != 1) { /* this thread was descheduled for the alarm's whole 300 ms */
+        printf("memif_race: close check inconclusive: the alarm had ended before the close began\n");
+        return 0;
     }
     if (busy_after != 2) {
         printf("memif_race: FAIL: the port was closed while EAL's interrupt thread was busy (%s): its close "
