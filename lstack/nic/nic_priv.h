@@ -67,14 +67,20 @@ void port_rss_steer(uint16_t port, const struct rte_eth_dev_info *info, unsigned
  * reached its server waits (2 s at most) for the link to come up before
  * the stack sends anything. memif_port_watch: start the link watch
  * (after the start); -1 with err set. memif_port_close: stop the watch
- * (before the port stops); memif_port_release: give the guard back (after
- * it closed). memif_port_describe: the "link" items of a memif port. */
+ * (before the port stops); memif_port_shut: stop (if started) and close
+ * the port on EAL's interrupt thread, serialised with the driver's own
+ * disconnect, and wait for it (10 s at most); 0 once closed, -ETIMEDOUT
+ * when the wait ran out (the port is left open: its queues and pools must
+ * not be freed). Closing thread (the last queue's poller).
+ * memif_port_release: give the guard back (after it closed).
+ * memif_port_describe: the "link" items of a memif port. */
 bool memif_port_is(uint16_t port);
 int memif_port_open(struct dpdk_nic *n, char *err, size_t errlen);
 bool memif_port_start_failed(struct dpdk_nic *n, int rc);
 int memif_port_watch(struct dpdk_nic *n, char *err, size_t errlen);
 void memif_port_wait_link(struct dpdk_nic *n);
 void memif_port_close(struct dpdk_nic *n);
+int memif_port_shut(struct dpdk_nic *n);
 void memif_port_release(struct dpdk_nic *n);
 void memif_port_describe(const struct dpdk_nic *n, nic_describe_fn emit, void *ctx);
 

@@ -320,9 +320,16 @@ void dpdk_nic_close(struct nic *nic)
     if (__atomic_sub_fetch(&set->open, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     struct dpdk_nic *first = set->q[0];
-    if (first->started)
-        rte_eth_dev_stop(first->port);
-    rte_eth_dev_close(first->port);
+    if (first->memif) {
+        /* On the interrupt thread, never beside the driver's disconnect
+         * (memif_port.c); a port left open keeps its queues and pools. */
+        if (memif_port_shut(first) != 0)
+            return;
+    } else {
+        if (first->started)
+            rte_eth_dev_stop(first->port);
+        rte_eth_dev_close(first->port);
+    }
     free_set(set);
 }
 

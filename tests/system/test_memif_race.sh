@@ -3,6 +3,16 @@
 # lstack net_memif port polled in a tight loop while its peer connects,
 # streams and disconnects, or is SIGKILLed, MEMIF_RACE_CYCLES times
 # (default 16: about 20 s; the unguarded port crashed within 12 in every try). Fails if the polling process crashes.
+#
+# Never a hang: every wait is bounded, and a run that overstays says which
+# phase it was in and leaves its stacks behind. The whole run gets
+# MEMIF_RACE_LIMIT seconds (default 180; it takes 6-30 s); the survivor's
+# end phase (closing its port and exiting once the peer is done) gets
+# MEMIF_RACE_END_LIMIT (default 30; it takes milliseconds). On expiry, every
+# process of the run (survivor, peer, grandchild) is described: its threads
+# with their kernel wait channels and, when gdb is installed, their stacks;
+# then they are killed, by pid. (Session 10: an unbounded `timeout 240` hid
+# where a hang of the end phase was; see docs/reliability.md.)
 set -u
 build="${1:?usage: $0 BUILD_DIR}"
 [[ $(id -u) -eq 0 ]] || { echo "SKIP: must run as root"; exit 77; }
@@ -13,12 +23,69 @@ work=$(mktemp -d /tmp/lstack-memif-race.XXXXXX)
 # cannot remove its own.
 export MEMIF_RACE_PREFIX="mrace${work##*.}"
 trap 'rm -rf "$work" /var/run/dpdk/"$MEMIF_RACE_PREFIX"*' EXIT
-rc=0
-timeout 240 "$build/tests/system/memif_race" "$work" "${MEMIF_RACE_CYCLES:-16}" >"$work/out" 2>&1 || rc=$?
+limit=${MEMIF_RACE_LIMIT:-180}
+end_limit=${MEMIF_RACE_END_LIMIT:-30}
+
+# The pid and its descendants, parents first.
+tree() {
+    local p=$1 c
+    echo "$p"
+    for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do tree "$c"; done
+}
+
+# Describe every process of the run (threads, wait channels, stacks).
+describe() {
+    local p t
+    for p in "$@"; do
+        [[ -d /proc/$p ]] || continue
+        echo "--- pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+        for t in /proc/"$p"/task/*; do
+            echo "    thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): state $(cut -d' ' -f3 "$t/stat" 2>/dev/null)," \
+                "wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+        done
+        if command -v gdb >/dev/null; then
+            timeout 60 gdb -p "$p" -batch -ex "thread apply all bt 20" 2>/dev/null |
+                grep -E '^(Thread|#)' | head -n 120 | sed 's/^/    | /'
+        else
+            echo "    (no gdb: no stacks)"
+        fi
+    done
+}
+
+"$build/tests/system/memif_race" "$work" "${MEMIF_RACE_CYCLES:-16}" >"$work/out" 2>&1 &
+pid=$!
+start=$SECONDS
+end_seen=
+why=
+while kill -0 "$pid" 2>/dev/null; do
+    # The end phase starts when the peer reports (or the survivor starts closing).
+    if [[ -z $end_seen ]] && grep -q -E '^memif_race: (peer: [0-9]+ of|survivor: closing)' "$work/out"; then
+        end_seen=$SECONDS
+    fi
+    if ((SECONDS - start >= limit)); then
+        why="memif_race did not finish within $limit s"
+    elif [[ -n $end_seen ]] && ((SECONDS - end_seen >= end_limit)); then
+        why="the survivor did not finish within $end_limit s of the peer's end (end phase: the peer's exit, the survivor noticing it, closing its port, exiting)"
+    fi
+    [[ -z $why ]] || break
+    sleep 0.2
+done
+if [[ -n $why ]]; then
+    procs=$(tree "$pid")
+    echo "HANG: $why; the last phase it printed:"
+    grep -E '^memif_race:' "$work/out" | tail -n 3 | sed 's/^/    /'
+    describe $procs
+    for p in $(echo "$procs" | tac); do kill -KILL "$p" 2>/dev/null; done
+fi
+wait "$pid"
+rc=$?
 grep -v -E '^(EAL|TELEMETRY|rte_pmd_memif_probe)' "$work/out" | tail -n 20
+if [[ -n $why ]]; then
+    echo "FAIL: $why"
+    exit 1
+fi
 if ((rc != 0)); then
     ((rc > 128)) && echo "FAIL: memif_race died of signal $((rc - 128)) (the poller crashed)"
-    ((rc == 124)) && echo "FAIL: memif_race did not finish within 240 s"
     echo "FAIL: memif_race exited with status $rc"
     exit 1
 fi
