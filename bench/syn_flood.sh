@@ -94,6 +94,17 @@
 # veth, without the probe process's scheduling), `to-srv` and `server`
 # (from the server veth's receive of the PING to the reply at the client);
 # the RESULT line then also gives the wire p99s and their ratio.
+# SF_SRV_DROP=1 keeps the server namespace's own kernel from routing the
+# frames addressed to the stack: af_packet hands lstack a copy of each frame
+# and the kernel's IP input gets the frame too; for the stack's address,
+# not local there and not forwarded, it makes an uncached "unreachable"
+# route entry per frame and frees it through RCU, on the CPU that ran the
+# veth's receive (the flooder's, FLOOD_CPU), where the RCU callbacks then
+# run in the probe's context and delay it (session 10: `dst_destroy` in
+# the probe's samples during its slow PINGs). A raw-table PREROUTING drop
+# of the stack's address (iptables, before the route lookup; af_packet's
+# tap has its copy by then) stops that; on a NIC the kernel never sees the
+# stack's frames. Needs iptables (Debian package `iptables`).
 # SF_HIST=1 prints each probe's latency histogram; SF_DUMP=DIR writes each
 # probe's PINGs (send time, latency, flood or not) to DIR/<target>-<phase>.txt
 # (the slow PINGs' times, to set beside other traces).
@@ -140,6 +151,11 @@ if [[ "${SF_CLI_SINK:-0}" != 0 ]]; then
         ip -n "$TB_NS_CLI" link set sfsink arp off up &&
         ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_forward=1 &&
         ip -n "$TB_NS_CLI" route add default via 10.255.255.2 dev sfsink onlink; } || r_fail "cannot set up the client namespace's sink"
+fi
+if [[ "${SF_SRV_DROP:-0}" != 0 ]]; then
+    IPT=$(command -v iptables-legacy || command -v iptables) || r_fail "SF_SRV_DROP needs iptables (apt-get install iptables)"
+    ip netns exec "$TB_NS_SRV" "$IPT" -t raw -A PREROUTING -d "$TB_IP_STACK/32" -j DROP ||
+        r_fail "cannot drop $TB_IP_STACK before routing in $TB_NS_SRV"
 fi
 [[ -z "${SF_CONF_EXTRA:-}" ]] || r_conf "$R_CONF" 'tcp_conn_count = 1024;' "$SF_CONF_EXTRA"
 
@@ -251,7 +267,7 @@ run_target() {
     if [[ -n "$snice" ]]; then
         for t in /proc/"$pid"/task/*; do renice -n "$snice" -p "${t##*/}" >/dev/null; done
     fi
-    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_CLI_SINK:+; SYN-ACKs to a sink in the client namespace}${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
+    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_CLI_SINK:+; SYN-ACKs to a sink in the client namespace}$([[ "${SF_SRV_DROP:-0}" == 0 ]] || echo "; the server kernel drops frames to the stack before routing")$([[ "${SF_CLI_SPIN:-0}" == 0 ]] || echo "; client CPU spinner")${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
     local sa="" spin=""
     if [[ "${SF_CLI_SPIN:-0}" != 0 ]]; then
         taskset -c "$FLOOD_CPU" chrt -i 0 sh -c 'while :; do :; done' &
