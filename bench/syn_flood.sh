@@ -248,6 +248,15 @@ sched_diff() {
         $((b[4] - a[4])) $((b[5] - a[5])) $((b[6] - a[6]))
 }
 
+# in_addr_errors : the server namespace's IP InAddrErrors (frames its
+# kernel received but could not route: with forwarding off, each one made
+# an uncached route entry; SF_SRV_DROP's frames never get that far)
+# shellcheck disable=SC2016 # awk's own $ fields
+in_addr_errors() {
+    ip netns exec "$TB_NS_SRV" awk '$1 == "Ip:" && !h { for (i = 2; i <= NF; i++) if ($i == "InAddrErrors") c = i; h = 1; next }
+        $1 == "Ip:" && h { print $c; exit }' /proc/net/snmp
+}
+
 # p50 / p99 of a probe log: "P50 P99"
 lat_of() {
     sed -n 's/^probe: established: .* p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*/\1 \2/p' "$1"
@@ -280,6 +289,8 @@ run_target() {
     [[ -z "${SF_SCHED:-}" ]] || sched_diff "$sa" "$(sched_snap "$pid")" >>"$T_WORK/$kind-calm.log"
     sed 's/^/   no flood: /' "$T_WORK/$kind-calm.log"
 
+    local ae0
+    ae0=$(in_addr_errors)
     local -A c0=() c1=()
     local keys="rx_packets syncookies_sent syncookies_recv drop_syn drop_syn_shed port_imissed rounds_busy rounds_rx_frames rounds_busy_cycles tsc_hz"
     if [[ "$kind" == lstack ]]; then
@@ -332,6 +343,7 @@ run_target() {
     sed 's/^/   flood:    /' "$T_WORK/$kind-flood.log"
     [[ -z "$inter" ]] || sed 's/^/   interleaved: /' "$T_WORK/$kind-inter.log"
     grep -E 'packets (transmitted|tramitted)' "$T_WORK/$kind-hping.log" | sed 's/^/   hping3:   /'
+    echo "   server namespace kernel over the flood: IP InAddrErrors +$(($(in_addr_errors) - ae0)) (frames it could not route: one uncached route entry each)"
     if [[ "$kind" == lstack ]]; then
         local line="   stackctl over the flood:"
         snap c1 "$keys"
