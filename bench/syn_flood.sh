@@ -99,9 +99,10 @@
 # and the kernel's IP input gets the frame too; for the stack's address,
 # not local there and not forwarded, it makes an uncached "unreachable"
 # route entry per frame and frees it through RCU, on the CPU that ran the
-# veth's receive (the flooder's, FLOOD_CPU), where the RCU callbacks then
-# run in the probe's context and delay it (session 10: `dst_destroy` in
-# the probe's samples during its slow PINGs). A raw-table PREROUTING drop
+# veth's receive (the flooder's, FLOOD_CPU), where RCU callbacks run in
+# whatever task holds it, the probe too (session 10: `dst_destroy` in the
+# probe's samples during its slow PINGs; with this knob the flood's
+# 0.2-0.3 ms mode stayed, so not all those entries are these). A raw-table PREROUTING drop
 # of the stack's address (iptables, before the route lookup; af_packet's
 # tap has its copy by then) stops that; on a NIC the kernel never sees the
 # stack's frames. Needs iptables (Debian package `iptables`).
