@@ -94,6 +94,37 @@
 # veth, without the probe process's scheduling), `to-srv` and `server`
 # (from the server veth's receive of the PING to the reply at the client);
 # the RESULT line then also gives the wire p99s and their ratio.
+# SF_SRV_DROP=1 keeps the server namespace's own kernel from routing the
+# frames addressed to the stack: af_packet hands lstack a copy of each frame
+# and the kernel's IP input gets the frame too; for the stack's address,
+# not local there and not forwarded, it makes an uncached "unreachable"
+# route entry per frame and frees it through RCU, on the CPU that ran the
+# veth's receive (the flooder's, FLOOD_CPU), where RCU callbacks run in
+# whatever task holds it, the probe too (session 10: `dst_destroy` in the
+# probe's samples during its slow PINGs; with this knob the flood's
+# 0.2-0.3 ms mode stayed, so not all those entries are these). A raw-table PREROUTING drop
+# of the stack's address (iptables, before the route lookup; af_packet's
+# tap has its copy by then) stops that; on a NIC the kernel never sees the
+# stack's frames. Needs iptables (Debian package `iptables`).
+# SF_HIST=1 prints each probe's latency histogram; SF_DUMP=DIR writes each
+# probe's PINGs (send time, latency, flood or not) to DIR/<target>-<phase>.txt
+# (the slow PINGs' times, to set beside other traces).
+# SF_INTERLEAVE=W (seconds, e.g. 1) adds a third probe of 2 x FLOOD_S
+# seconds after the flood probe, the flood still on, in which the probe
+# stops hping3 (SIGSTOP) and lets it go on (SIGCONT) every W seconds
+# (`redis_resp.py probe --toggle`): flood and no-flood PINGs interleaved in
+# the same seconds, so that a disturbance of the machine falls on both
+# alike; a PING less than SF_GUARD seconds (0.05) after a stop still counts
+# as flood (the stack may be draining its ring). Its RESULT line gives both
+# p99s and their ratio beside the back-to-back method's.
+# SF_CLI_SPIN=1 keeps FLOOD_CPU busy in every phase with a SCHED_IDLE
+# spinner (`chrt -i 0`: the probe, SCHED_FIFO with SF_PROBE_RT, and hping3
+# preempt it at once): without it the client's CPU idles between PINGs only
+# when there is no flood, and on this VM an idle vCPU halts, so the no-flood
+# PINGs alone pay the host's wake-up of the probe's CPU (1-7 ms stretches
+# when the host is busy, docs/reliability.md session 10), which the flood,
+# keeping that CPU busy, hides. A client on another machine than the flood
+# would not see its CPU's state change with the flood.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -122,6 +153,11 @@ if [[ "${SF_CLI_SINK:-0}" != 0 ]]; then
         ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_forward=1 &&
         ip -n "$TB_NS_CLI" route add default via 10.255.255.2 dev sfsink onlink; } || r_fail "cannot set up the client namespace's sink"
 fi
+if [[ "${SF_SRV_DROP:-0}" != 0 ]]; then
+    IPT=$(command -v iptables-legacy || command -v iptables) || r_fail "SF_SRV_DROP needs iptables (apt-get install iptables)"
+    ip netns exec "$TB_NS_SRV" "$IPT" -t raw -A PREROUTING -d "$TB_IP_STACK/32" -j DROP ||
+        r_fail "cannot drop $TB_IP_STACK before routing in $TB_NS_SRV"
+fi
 [[ -z "${SF_CONF_EXTRA:-}" ]] || r_conf "$R_CONF" 'tcp_conn_count = 1024;' "$SF_CONF_EXTRA"
 
 # probe SECONDS OUT : the probe, pinned to FLOOD_CPU.
@@ -132,7 +168,13 @@ PRIO=()
 PIECES=()
 [[ "${SF_PROBE_PIECES:-0}" == 0 ]] || PIECES=(--pieces)
 probe() {
-    local caps=() cap
+    local caps=() cap extra=()
+    [[ "${SF_HIST:-0}" == 0 ]] || extra+=(--hist)
+    if [[ -n "${SF_DUMP:-}" ]]; then
+        local b="${2##*/}"
+        extra+=(--dump "$SF_DUMP/${b%.log}.txt")
+    fi
+    extra+=("${@:3}")
     if [[ "${SF_CAPTURE:-0}" != 0 ]]; then
         local filt
         filt="tcp port $(r_port srv) and not host $SPOOF"
@@ -146,7 +188,7 @@ probe() {
         sleep 1 # tcpdump's socket is open
     fi
     "${PRIO[@]}" "${NICE[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" python3 "$R_PY" probe "$(r_host srv)" "$(r_port srv)" \
-        --seconds "$1" --new-every "$NEW_EVERY" "${PIECES[@]}" >"$2" 2>&1 || true
+        --seconds "$1" --new-every "$NEW_EVERY" "${PIECES[@]}" "${extra[@]}" >"$2" 2>&1 || true
     if ((${#caps[@]})); then
         sleep 0.5
         for cap in "${caps[@]}"; do kill -INT "$cap" 2>/dev/null; done
@@ -207,6 +249,15 @@ sched_diff() {
         $((b[4] - a[4])) $((b[5] - a[5])) $((b[6] - a[6]))
 }
 
+# in_addr_errors : the server namespace's IP InAddrErrors (frames its
+# kernel received but could not route: with forwarding off, each one made
+# an uncached route entry; SF_SRV_DROP's frames never get that far)
+# shellcheck disable=SC2016 # awk's own $ fields
+in_addr_errors() {
+    ip netns exec "$TB_NS_SRV" awk '$1 == "Ip:" && !h { for (i = 2; i <= NF; i++) if ($i == "InAddrErrors") c = i; h = 1; next }
+        $1 == "Ip:" && h { print $c; exit }' /proc/net/snmp
+}
+
 # p50 / p99 of a probe log: "P50 P99"
 lat_of() {
     sed -n 's/^probe: established: .* p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*/\1 \2/p' "$1"
@@ -226,13 +277,21 @@ run_target() {
     if [[ -n "$snice" ]]; then
         for t in /proc/"$pid"/task/*; do renice -n "$snice" -p "${t##*/}" >/dev/null; done
     fi
-    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_CLI_SINK:+; SYN-ACKs to a sink in the client namespace}${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
-    local sa=""
+    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_CLI_SINK:+; SYN-ACKs to a sink in the client namespace}$([[ "${SF_SRV_DROP:-0}" == 0 ]] || echo "; the server kernel drops frames to the stack before routing")$([[ "${SF_CLI_SPIN:-0}" == 0 ]] || echo "; client CPU spinner")${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
+    local sa="" spin=""
+    if [[ "${SF_CLI_SPIN:-0}" != 0 ]]; then
+        taskset -c "$FLOOD_CPU" chrt -i 0 sh -c 'while :; do :; done' &
+        spin=$!
+        R_BG_PIDS+=("$spin")
+        echo "   a SCHED_IDLE spinner on CPU $FLOOD_CPU (pid $spin) in every phase"
+    fi
     [[ -z "${SF_SCHED:-}" ]] || sa=$(sched_snap "$pid")
     probe "$FLOOD_S" "$T_WORK/$kind-calm.log"
     [[ -z "${SF_SCHED:-}" ]] || sched_diff "$sa" "$(sched_snap "$pid")" >>"$T_WORK/$kind-calm.log"
     sed 's/^/   no flood: /' "$T_WORK/$kind-calm.log"
 
+    local ae0
+    ae0=$(in_addr_errors)
     local -A c0=() c1=()
     local keys="rx_packets syncookies_sent syncookies_recv drop_syn drop_syn_shed port_imissed rounds_busy rounds_rx_frames rounds_busy_cycles tsc_hz"
     if [[ "$kind" == lstack ]]; then
@@ -246,7 +305,9 @@ run_target() {
     local rate=(--flood) src=(-a "$SPOOF")
     [[ -z "${SF_FLOOD_RATE:-}" ]] || rate=(-i "u$SF_FLOOD_RATE")
     [[ "${SF_RAND_SOURCE:-0}" == 0 ]] || src=(--rand-source)
-    "${fnice[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT -k 2 "$((FLOOD_S + 2 + ${SF_CAPTURE:-0} * 2))" \
+    local inter="${SF_INTERLEAVE:-}" hp_s=$((FLOOD_S + 2 + ${SF_CAPTURE:-0} * 2))
+    [[ -z "$inter" ]] || hp_s=$((hp_s + 2 * FLOOD_S + 2))
+    "${fnice[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT -k 2 "$hp_s" \
         hping3 -S -p "$(r_port srv)" "${rate[@]}" "${src[@]}" "$(r_host srv)" >"$T_WORK/$kind-hping.log" 2>&1 &
     local hp=$!
     R_BG_PIDS+=("$hp")
@@ -266,10 +327,24 @@ run_target() {
     [[ -z "${SF_SCHED:-}" ]] || sched_diff "$sa" "$(sched_snap "$pid")" >>"$T_WORK/$kind-flood.log"
     [[ -z "$pp" ]] || wait "$pp"
     [[ -z "$sp" ]] || wait "$sp"
+    if [[ -n "$inter" ]]; then
+        local hpid
+        hpid=$(pgrep -P "$hp" -x hping3 | head -1)
+        if [[ -z "$hpid" ]]; then
+            echo "interleaved: hping3 (child of $hp) not found: $(pstree -p "$hp" 2>&1)" >"$T_WORK/$kind-inter.log"
+        else
+            [[ -z "${SF_SCHED:-}" ]] || sa=$(sched_snap "$pid")
+            probe "$((2 * FLOOD_S))" "$T_WORK/$kind-inter.log" --toggle "$hpid" --window "$inter" --guard "${SF_GUARD:-0.05}"
+            [[ -z "${SF_SCHED:-}" ]] || sched_diff "$sa" "$(sched_snap "$pid")" >>"$T_WORK/$kind-inter.log"
+        fi
+    fi
+    [[ -z "$spin" ]] || { kill "$spin" 2>/dev/null; wait "$spin" 2>/dev/null; }
     kill -INT "$hp" 2>/dev/null # the flood lasts as long as the probe (timeout passes the signal on)
     wait "$hp" 2>/dev/null || true
     sed 's/^/   flood:    /' "$T_WORK/$kind-flood.log"
+    [[ -z "$inter" ]] || sed 's/^/   interleaved: /' "$T_WORK/$kind-inter.log"
     grep -E 'packets (transmitted|tramitted)' "$T_WORK/$kind-hping.log" | sed 's/^/   hping3:   /'
+    echo "   server namespace kernel over the flood: IP InAddrErrors +$(($(in_addr_errors) - ae0)) (frames it could not route: one uncached route entry each)"
     if [[ "$kind" == lstack ]]; then
         local line="   stackctl over the flood:"
         snap c1 "$keys"
@@ -306,6 +381,10 @@ run_target() {
                 "$(awk -v a="$wf" -v b="$wc" 'BEGIN{print (b > 0 ? a / b : 0)}')"
     else
         echo "RESULT $kind: a probe failed (see above)"
+    fi
+    if [[ -n "$inter" ]]; then
+        sed -n 's/^probe: interleaved (\([^)]*\)): flood [0-9]* PINGs, p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*; no flood [0-9]* PINGs, p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*; p99 ratio \([0-9.a-z]*\).*/RESULT '"$kind"' interleaved (\1): no flood p50 \4 p99 \5 ms; flood p50 \2 p99 \3 ms; p99 ratio \6/p' \
+            "$T_WORK/$kind-inter.log"
     fi
     r_stop srv term || echo "   redis did not exit cleanly"
     R_NAMES=()

@@ -41,6 +41,19 @@ redis system tests. Runs in the client namespace against the stack.
       timeout; the established one's connect gets the same 3 s). Fails if
       the established connection gets an error or no answer within 1 s, or
       if a fresh connection fails.
+      --hist prints the established PINGs' latency histogram; --dump FILE
+      writes one line per PING: its send time (s from the start), latency
+      (ms) and, with --toggle, 1 if it counts as flood.
+      --toggle PID [--window 1.0] [--guard 0.05]: interleaved flood and
+      no-flood periods in one run (bench/syn_flood.sh SF_INTERLEAVE): the
+      flooder PID runs in the even windows and is stopped (SIGSTOP) in the
+      odd ones (SIGCONT at the end); a PING sent while it ran, or less than
+      --guard seconds after it was stopped (the server may still be
+      draining its SYNs), counts as flood, every other as no flood, and
+      both sets' p50/p99 and the p99 ratio are printed. Both sets are taken
+      in the same seconds, so a disturbance of the machine (another
+      process's time slice on the server's CPU) falls on both alike, which
+      two back-to-back runs (no flood, then flood) cannot give.
 
 Exit status: 0 when every check passed, 1 otherwise (the reason on stdout).
 """
@@ -49,6 +62,7 @@ import errno
 import math
 import os
 import random
+import signal
 import socket
 import sys
 import threading
@@ -601,8 +615,76 @@ def percentile(sorted_vals, q):
     return sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))]
 
 
+# upper edges (ms) of the --hist buckets; the last bucket is open
+HIST_EDGES = (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0)
+
+
+def hist_line(vals):
+    """'<0.05 N | 0.05-0.1 N | ... | >=5 N' of latencies in seconds."""
+    counts = [0] * (len(HIST_EDGES) + 1)
+    for v in vals:
+        ms = v * 1e3
+        i = 0
+        while i < len(HIST_EDGES) and ms >= HIST_EDGES[i]:
+            i += 1
+        counts[i] += 1
+    parts = []
+    lo = None
+    for i, n in enumerate(counts):
+        if i == 0:
+            parts.append("<%g %d" % (HIST_EDGES[0], n))
+        elif i == len(HIST_EDGES):
+            parts.append(">=%g %d" % (HIST_EDGES[-1], n))
+        else:
+            parts.append("%g-%g %d" % (lo, HIST_EDGES[i], n))
+        lo = HIST_EDGES[i] if i < len(HIST_EDGES) else None
+    return " | ".join(parts)
+
+
+def lat_summary(vals):
+    """'N PINGs, p50 X ms, p99 Y ms, max Z ms' of sorted latencies (s)."""
+    return "%d PINGs, p50 %.2f ms, p99 %.2f ms, max %.2f ms" % (
+        len(vals), percentile(vals, 0.5) * 1e3, percentile(vals, 0.99) * 1e3, (vals[-1] if vals else 0) * 1e3)
+
+
+def toggler(pid, window, stop, marks, done):
+    """Flooder PID runs in even windows, stopped in odd ones; each switch's
+    time into marks as (t, running). SIGCONT at the end, whatever happened."""
+    k = 0
+    try:
+        while True:
+            k += 1
+            t_next = marks[0][0] + k * window
+            if t_next >= stop:
+                break
+            time.sleep(max(0.0, t_next - time.monotonic()))
+            running = k % 2 == 0
+            os.kill(pid, signal.SIGCONT if running else signal.SIGSTOP)
+            marks.append((time.monotonic(), running))
+    except OSError as e:
+        done.append("toggle: %s" % e)
+    finally:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+
+
+def flood_at(t, marks, guard):
+    """True if a PING sent at t counts as flood (see --toggle)."""
+    running, since, last_stop = True, marks[0][0], None
+    for mt, mr in marks:
+        if mt > t:
+            break
+        running, since = mr, mt
+        if not mr:
+            last_stop = mt
+    return running or (last_stop is not None and t - last_stop < guard)
+
+
 def cmd_probe(args):
     lat = []
+    sent = []  # send time of each PING in lat (monotonic)
     est_err = []
     fresh = []  # (ok, seconds, detail)
     stop = time.monotonic() + args.seconds
@@ -630,6 +712,7 @@ def cmd_probe(args):
                 est_err.append("PING: %s" % e)
                 return
             lat.append(time.monotonic() - t0)
+            sent.append(t0)
             if r != "PONG":
                 est_err.append("PING answered %r" % r)
                 return
@@ -648,12 +731,35 @@ def cmd_probe(args):
                 fresh.append((False, time.monotonic() - t0, str(e)))
             time.sleep(max(0.0, args.new_every - (time.monotonic() - t0)))
 
+    marks = [(time.monotonic(), True)]  # (time, flooder running) from the start
+    tog_err = []
     threads = [threading.Thread(target=established), threading.Thread(target=new_conns)]
+    if args.toggle:
+        threads.append(threading.Thread(target=toggler, args=(args.toggle, args.window, stop, marks, tog_err)))
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    t_start = marks[0][0]
+    flood = [flood_at(t, marks, args.guard) for t in sent] if args.toggle else [False] * len(sent)
+    if args.dump:
+        with open(args.dump, "w") as f:
+            f.write("# start %.6f CLOCK_MONOTONIC\n" % t_start)
+            for t, v, fl in zip(sent, lat, flood):
+                f.write("%.6f %.4f%s\n" % (t - t_start, v * 1e3, " %d" % fl if args.toggle else ""))
+    if args.toggle:
+        on = sorted(v for v, fl in zip(lat, flood) if fl)
+        off = sorted(v for v, fl in zip(lat, flood) if not fl)
+        p_on, p_off = percentile(on, 0.99), percentile(off, 0.99)
+        print("probe: interleaved (%g s windows, %d switches, guard %g ms): flood %s; no flood %s; p99 ratio %.2f%s" % (
+            args.window, len(marks) - 1, args.guard * 1e3, lat_summary(on), lat_summary(off),
+            p_on / p_off if off and p_off > 0 else float("nan"), ", ERROR " + tog_err[0] if tog_err else ""))
+        if args.hist:
+            print("probe: histogram flood (ms): %s" % hist_line(on))
+            print("probe: histogram no flood (ms): %s" % hist_line(off))
     lat.sort()
+    if args.hist:
+        print("probe: histogram (ms): %s" % hist_line(lat))
     print("probe: established: %d PINGs, p50 %.2f ms, p99 %.2f ms, max %.2f ms%s" % (
         len(lat), percentile(lat, 0.5) * 1e3, percentile(lat, 0.99) * 1e3, (lat[-1] if lat else 0) * 1e3,
         ", ERROR " + est_err[0] if est_err else ""))
@@ -663,7 +769,7 @@ def cmd_probe(args):
     print("probe: new connections: %d of %d connect + PING, p50 %.1f ms, slowest %.1f ms%s" % (
         len(ok), len(fresh), percentile(times, 0.5) * 1e3, (times[-1] if times else 0) * 1e3,
         ", ERROR %s after %.1f s" % (bad[0][2], bad[0][1]) if bad else ""))
-    return 1 if est_err or bad or not fresh else 0
+    return 1 if est_err or bad or not fresh or tog_err else 0
 
 
 def main():
@@ -703,6 +809,11 @@ def main():
     e.add_argument("--seconds", type=float, default=20.0)
     e.add_argument("--new-every", type=float, default=0.5)
     e.add_argument("--pieces", action="store_true")
+    e.add_argument("--hist", action="store_true")
+    e.add_argument("--dump")
+    e.add_argument("--toggle", type=int, default=0, metavar="PID")
+    e.add_argument("--window", type=float, default=1.0)
+    e.add_argument("--guard", type=float, default=0.05)
     args = ap.parse_args()
     if args.cmd == "probe":
         return cmd_probe(args)
