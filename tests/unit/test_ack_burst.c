@@ -1,6 +1,6 @@
 /*
  * test_ack_burst.c - one ACK per connection per receive burst (lwIP patch
- * 0017, lstack/stack/lwip/port/tcp_rx_burst.c), and the ACKs TCP's rules
+ * 0018, lstack/stack/lwip/port/tcp_rx_burst.c), and the ACKs TCP's rules
  * ask for still sent.
  *
  * Two stacks back to back on the memory port, A (198.18.0.2) and B

@@ -209,7 +209,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define LSTACK_TCP_BACKLOG_U16 1
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
 /* One output (so one ACK) per connection per receive burst of more than
- * one frame: patch 0017 and port/tcp_rx_burst.c. */
+ * one frame: patch 0018 and port/tcp_rx_burst.c. */
 #ifndef LSTACK_TCP_OUTPUT_BURST
 #define LSTACK_TCP_OUTPUT_BURST 1
 #endif

@@ -44,7 +44,7 @@ struct tcp_hdr;
 struct pbuf;
 err_t lstack_tcp_listen_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, u16_t optlen, u16_t opt1len,
                               const u8_t *opt2, const struct pbuf *p);
-/* And for a connection's segment inside a receive burst (patch 0017,
+/* And for a connection's segment inside a receive burst (patch 0018,
  * port/tcp_rx_burst.c): an ACK owed since an earlier segment of the burst
  * (TF_ACK_NOW) goes out first when this segment is not the next in order,
  * so that the duplicate ACK lwIP sends for it stays a duplicate (without
@@ -63,7 +63,7 @@ struct netif;
 int lstack_ip4_reassembled(struct pbuf *p, struct netif *inp);
 #define LSTACK_HOOK_IP4_REASSEMBLED(p, inp) lstack_ip4_reassembled((p), (inp))
 
-/* Patch 0017: the tcp_output tcp_input runs after a segment (when patch
+/* Patch 0018: the tcp_output tcp_input runs after a segment (when patch
  * 0016's gate finds work), left for the end of the stack's receive burst
  * for an ESTABLISHED connection without out-of-order data, once per
  * connection (port/tcp_rx_burst.c); outside a burst, at once as before. */

@@ -1,6 +1,6 @@
 /*
  * tcp_rx_burst.c - the output a received segment owes, sent once per
- * connection at the end of the stack's receive burst (patch 0017).
+ * connection at the end of the stack's receive burst (patch 0018).
  *
  * Owns: whether this copy is inside a receive burst (the stack brackets
  * the frames of one rx burst of more than one frame with
