@@ -214,6 +214,12 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
     s->st.polls++;
     if (n > 0)
         s->st.busy_polls++;
+    /* A burst of more than one frame: the output each segment owes its
+     * connection (an ACK, data the ACKs let out) leaves once, at the end
+     * (lstack/stack/lwip/port/tcp_rx_burst.c); one frame has nothing to
+     * merge and goes as before. */
+    if (n > 1)
+        s->L.lstack_lwip_rx_burst_begin();
     /* Filter each frame; lwIP finds a segment's connection in its PCB
      * hash (lstack/stack/lwip/port/pcb_hash.c). */
     for (unsigned i = 0; i < n; i++) {
@@ -231,6 +237,8 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
             nic->ops->pkt_free(nic, pkts[i].handle);
         }
     }
+    if (n > 1)
+        s->L.lstack_lwip_rx_burst_end();
     /* the frames lwIP freed (this round's pure ACKs, what the application
      * read since the last round) back to the port in one go */
     stack_rx_free_flush(s);

@@ -44,14 +44,41 @@ struct tcp_hdr;
 struct pbuf;
 err_t lstack_tcp_listen_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, u16_t optlen, u16_t opt1len,
                               const u8_t *opt2, const struct pbuf *p);
-#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
-    ((pcb)->state == LISTEN ? lstack_tcp_listen_input((pcb), (hdr), (optlen), (opt1len), (opt2), (p)) : ERR_OK)
+/* And for a connection's segment inside a receive burst (patch 0018,
+ * port/tcp_rx_burst.c): an ACK owed since an earlier segment of the burst
+ * (TF_ACK_NOW) goes out first when this segment is not the next in order,
+ * so that the duplicate ACK lwIP sends for it stays a duplicate (without
+ * the deferral, that ACK had left already). */
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p)                                \
+    ((pcb)->state == LISTEN                                                                          \
+         ? lstack_tcp_listen_input((pcb), (hdr), (optlen), (opt1len), (opt2), (p))                   \
+         : ((lstack_tcp_in_burst && ((pcb)->flags & TF_ACK_NOW) && (pcb)->state == ESTABLISHED &&     \
+             (hdr)->seqno != (pcb)->rcv_nxt)                                                         \
+                ? lstack_tcp_burst_out_of_order(pcb)                                                 \
+                : ERR_OK))
 
 /* Patch 0015: a datagram ip4_reass made whole, before lwIP's protocol
  * input; nonzero: taken (given to another stack, p freed). port/reass_route.c. */
 struct netif;
 int lstack_ip4_reassembled(struct pbuf *p, struct netif *inp);
 #define LSTACK_HOOK_IP4_REASSEMBLED(p, inp) lstack_ip4_reassembled((p), (inp))
+
+/* Patch 0018: the tcp_output tcp_input runs after a segment (when patch
+ * 0016's gate finds work), left for the end of the stack's receive burst
+ * for an ESTABLISHED connection without out-of-order data, once per
+ * connection (port/tcp_rx_burst.c); outside a burst, at once as before. */
+struct tcp_pcb;
+extern u8_t lstack_tcp_in_burst;
+void lstack_tcp_output_owe(struct tcp_pcb *pcb);
+/* A segment of pcb's that is not the next in order, while an ACK is owed:
+ * the ACK now (tcp_output). Returns ERR_OK (the segment goes on). */
+err_t lstack_tcp_burst_out_of_order(struct tcp_pcb *pcb);
+/* pcb leaves the active list (pcb_hash.c): no output owed to it stays. */
+void lstack_tcp_burst_forget(struct tcp_pcb *pcb);
+#define LSTACK_TCP_INPUT_OUTPUT(pcb)                                                         \
+    ((lstack_tcp_in_burst && (pcb)->state == ESTABLISHED && (pcb)->ooseq == NULL)           \
+         ? lstack_tcp_output_owe(pcb)                                                        \
+         : (void)tcp_output(pcb))
 
 #if LSTACK_TCP_TSO
 /* TCP segments larger than the MSS for a port that cuts them (TSO;

@@ -140,6 +140,24 @@ struct pbuf;
 struct netif;
 void lstack_lwip_tcp_input(struct pbuf *p, struct netif *inp, const void *iphdr);
 
+/* The frames of one receive burst (more than one frame) are handed to
+ * lwIP between begin and end: the output their segments owe an
+ * established connection leaves once, at end (tcp_rx_burst.c). The
+ * stack's thread; no lwIP call but the frames' input in between. */
+void lstack_lwip_rx_burst_begin(void);
+void lstack_lwip_rx_burst_end(void);
+
+/* What the bursts did (tcp_rx_burst.c). */
+struct lstack_lwip_burst_stats {
+    uint64_t bursts;          /* bursts of more than one frame */
+    uint64_t owed;            /* connections that owed output at a burst's end */
+    uint64_t merged;          /* tcp_input outputs taken into one already owed */
+    uint64_t outputs;         /* tcp_output calls at bursts' ends */
+    uint64_t overflow;        /* outputs sent at once: the list was full */
+    uint64_t flushed;         /* owed ACKs sent early: a segment out of order followed */
+};
+void lstack_lwip_burst_stats(struct lstack_lwip_burst_stats *out);
+
 void lstack_lwip_mem_stats(struct lstack_lwip_mem_stats *out);
 void lstack_lwip_hash_stats(struct lstack_lwip_hash_stats *out);
 void lstack_lwip_syn_stats(struct lstack_lwip_syn_stats *out);

@@ -121,6 +121,8 @@ void lstack_pcb_hash_add(struct tcp_pcb *pcb)
 
 void lstack_pcb_hash_del(struct tcp_pcb *pcb)
 {
+    if (lstack_tcp_in_burst) /* no output owed to it at the burst's end (tcp_rx_burst.c) */
+        lstack_tcp_burst_forget(pcb);
     if (H.t == NULL)
         return;
     uint32_t i = pcb_hash(pcb) & H.mask;
