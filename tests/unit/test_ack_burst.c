@@ -38,7 +38,7 @@
 #include "nic/nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
-#include "pair_conf.h"
+#include "pair_bed.h"
 #include "pair_pump.h"
 #include "raw_tcp.h"
 
@@ -352,24 +352,19 @@ static void test_pair_bulk(void)
 
 int main(void)
 {
-    struct lstack_conf ca, cb;
+    struct pair_bed bed;
     char err[512];
     for (size_t i = 0; i < sizeof(payload); i++)
         payload[i] = (uint8_t)i;
-    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", "tcp_conn_count = 16;") != 0 ||
-        pair_conf(&cb, "198.18.0.1", "198.18.0.2", "tcp_conn_count = 16; nic_read_number = 32;") != 0) {
-        check(0, "configs parse");
-        return tap_done();
-    }
-    addr_a = ca.host_addr;
-    addr_b = cb.host_addr;
-    if (pair_open_ports(&ca, &cb, &A, &B, &nic_a, &nic_b, err, sizeof(err)) != 0) {
+    if (pair_bed_open(&bed, "tcp_conn_count = 16;", "tcp_conn_count = 16; nic_read_number = 32;", err,
+                      sizeof(err)) != 0) {
         printf("# %s\n", err);
         check(0, "stacks open");
         return tap_done();
     }
-    stack_mac(A, mac_a);
-    stack_mac(B, mac_b);
+    A = bed.a, B = bed.b, nic_a = bed.na, nic_b = bed.nb, addr_a = bed.addr_a, addr_b = bed.addr_b;
+    memcpy(mac_a, bed.mac_a, 6);
+    memcpy(mac_b, bed.mac_b, 6);
     nic_mem_set_tap(nic_b, tap_b, NULL);
     pair_pump(A, B, 10);
 
@@ -395,10 +390,6 @@ int main(void)
     test_pair_bulk();
 
     lsock_close(l);
-    pair_pump(A, B, 50);
-    stack_close(A);
-    stack_close(B);
-    lstack_conf_free(&ca);
-    lstack_conf_free(&cb);
+    pair_bed_close(&bed);
     return tap_done();
 }

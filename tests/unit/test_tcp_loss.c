@@ -35,7 +35,7 @@
 #include "nic/nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
-#include "pair_conf.h"
+#include "pair_bed.h"
 #include "pair_pump.h"
 #include "raw_tcp.h"
 
@@ -272,21 +272,17 @@ static void test_long_hole(struct lsock *c, struct lsock *s)
 
 int main(void)
 {
-    struct lstack_conf ca, cb;
+    struct pair_bed bed;
     char err[512];
-    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", NULL) != 0 ||
-        pair_conf(&cb, "198.18.0.1", "198.18.0.2", NULL) != 0) {
-        check(0, "configs parse");
-        return tap_done();
-    }
-    if (pair_open_ports(&ca, &cb, &A, &B, &nic_a, &nic_b, err, sizeof(err)) != 0) {
+    if (pair_bed_open(&bed, NULL, NULL, err, sizeof(err)) != 0) {
         printf("# %s\n", err);
         check(0, "stacks open");
         return tap_done();
     }
+    A = bed.a, B = bed.b, nic_a = bed.na, nic_b = bed.nb;
     nic_mem_set_tap(nic_a, tap_a, NULL);
     struct lsock *l = NULL, *c = NULL, *s = NULL;
-    int rc = pair_connect(A, B, cb.host_addr, PORT, &l, &c, &s);
+    int rc = pair_connect(A, B, bed.addr_b, PORT, &l, &c, &s);
     check(rc == 0, "A connected to B");
     if (rc == 0) {
         test_tail_loss(c, s);
@@ -300,10 +296,6 @@ int main(void)
         lsock_close(s);
     if (l)
         lsock_close(l);
-    pair_pump(A, B, 50);
-    stack_close(A);
-    stack_close(B);
-    lstack_conf_free(&ca);
-    lstack_conf_free(&cb);
+    pair_bed_close(&bed);
     return tap_done();
 }

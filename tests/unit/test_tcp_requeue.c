@@ -43,7 +43,7 @@
 #include "nic/nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
-#include "pair_conf.h"
+#include "pair_bed.h"
 #include "pair_pump.h"
 #include "raw_tcp.h"
 
@@ -409,22 +409,16 @@ static void test_one_sack_lost(struct lsock *l)
 
 int main(void)
 {
-    struct lstack_conf ca, cb;
+    struct pair_bed bed;
     char err[512];
-    if (pair_conf(&ca, "198.18.0.2", "198.18.0.1", NULL) != 0 ||
-        pair_conf(&cb, "198.18.0.1", "198.18.0.2", NULL) != 0) {
-        check(0, "configs parse");
-        return tap_done();
-    }
-    addr_a = ca.host_addr;
-    addr_b = cb.host_addr;
-    if (pair_open_ports(&ca, &cb, &A, &B, &nic_a, &nic_b, err, sizeof(err)) != 0) {
+    if (pair_bed_open(&bed, NULL, NULL, err, sizeof(err)) != 0) {
         printf("# %s\n", err);
         check(0, "stacks open");
         return tap_done();
     }
-    stack_mac(A, mac_a);
-    stack_mac(B, mac_b);
+    A = bed.a, B = bed.b, nic_a = bed.na, nic_b = bed.nb, addr_a = bed.addr_a, addr_b = bed.addr_b;
+    memcpy(mac_a, bed.mac_a, 6);
+    memcpy(mac_b, bed.mac_b, 6);
     nic_mem_set_tap(nic_b, tap_b, NULL);
     pair_pump(A, B, 10);
     struct lsock *l = NULL;
@@ -442,10 +436,6 @@ int main(void)
     }
     if (l)
         lsock_close(l);
-    pair_pump(A, B, 50);
-    stack_close(A);
-    stack_close(B);
-    lstack_conf_free(&ca);
-    lstack_conf_free(&cb);
+    pair_bed_close(&bed);
     return tap_done();
 }
