@@ -51,10 +51,7 @@
 #define SEEN_MAX 4096
 #define MSS 1460
 
-static struct stack *A, *B;
-static struct nic *nic_a, *nic_b;
-static uint32_t addr_a, addr_b;
-static uint8_t mac_a[6], mac_b[6];
+static struct pair_bed bed; /* stack A the client side, B the one under test */
 
 /* What B sent to the raw peer, oldest first; and its pure ACKs to A. */
 static struct {
@@ -93,15 +90,15 @@ static void raw_send(uint16_t sport, uint8_t flags, uint32_t seq, uint32_t ack, 
                      uint16_t len)
 {
     struct raw_seg g = {
-        .saddr = addr_a, .daddr = addr_b, .sport = sport, .dport = PORT,
+        .saddr = bed.addr_a, .daddr = bed.addr_b, .sport = sport, .dport = PORT,
         .seq = seq, .ack = ack, .flags = flags, .wnd = 65535, .mss = mss, .data = data, .len = len,
     };
-    memcpy(g.src_mac, mac_a, 6);
-    memcpy(g.dst_mac, mac_b, 6);
+    memcpy(g.src_mac, bed.mac_a, 6);
+    memcpy(g.dst_mac, bed.mac_b, 6);
     uint8_t frame[RAW_TCP_FRAME_MAX(MSS)];
     size_t n = raw_tcp_build(frame, sizeof(frame), &g);
     static bool told;
-    if ((n == 0 || nic_mem_inject(nic_b, frame, (uint16_t)n) != 0) && !told) {
+    if ((n == 0 || nic_mem_inject(bed.nb, frame, (uint16_t)n) != 0) && !told) {
         check(0, "raw peer: a frame could not be injected");
         told = true;
     }
@@ -128,7 +125,7 @@ static void raw_data(const struct raw_conn *c, unsigned k)
 static unsigned poll_b(uint16_t port, unsigned *acks, uint32_t *last_ack, uint32_t *acknos, unsigned room)
 {
     unsigned from = seen.n;
-    unsigned rx = stack_poll(B);
+    unsigned rx = stack_poll(bed.b);
     *acks = 0;
     for (unsigned i = from; i < seen.n; i++) {
         const struct raw_seg *g = &seen.seg[i];
@@ -149,7 +146,7 @@ static int raw_open(struct lsock *l, uint16_t port, struct raw_conn *c)
     c->s = NULL;
     unsigned from = seen.n;
     raw_send(port, TH_SYN, c->seq, 0, MSS, NULL, 0);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     const struct raw_seg *sa = NULL;
     for (unsigned i = from; i < seen.n; i++)
         if (seen.seg[i].dport == port && seen.seg[i].flags == (TH_SYN | TH_ACK))
@@ -159,8 +156,8 @@ static int raw_open(struct lsock *l, uint16_t port, struct raw_conn *c)
     c->seq++;
     c->b_next = sa->seq + 1;
     raw_send(port, TH_ACK, c->seq, c->b_next, 0, NULL, 0);
-    pair_pump(A, B, 3);
-    if (!(pair_pump_until(A, B, l, EPOLLIN) & EPOLLIN) || lsock_accept(l, &c->s) != 0)
+    pair_pump(bed.a, bed.b, 3);
+    if (!(pair_pump_until(bed.a, bed.b, l, EPOLLIN) & EPOLLIN) || lsock_accept(l, &c->s) != 0)
         return -1;
     return 0;
 }
@@ -259,7 +256,7 @@ static void test_rst_in_burst(struct raw_conn *c)
     raw_data(c, 1);
     raw_send(c->port, TH_RST | TH_ACK, c->seq + 2 * MSS, c->b_next, 0, NULL, 0);
     unsigned from = seen.n;
-    stack_poll(B);
+    stack_poll(bed.b);
     unsigned sent = 0;
     for (unsigned i = from; i < seen.n; i++)
         sent += seen.seg[i].dport == c->port;
@@ -272,7 +269,7 @@ static void test_rst_in_burst(struct raw_conn *c)
 static void test_pair_bulk(void)
 {
     struct lsock *l = NULL, *c = NULL, *s = NULL;
-    if (pair_connect(A, B, addr_b, PAIR_PORT, &l, &c, &s) != 0) {
+    if (pair_connect(bed.a, bed.b, bed.addr_b, PAIR_PORT, &l, &c, &s) != 0) {
         check(0, "A connects to B");
         return;
     }
@@ -290,7 +287,7 @@ static void test_pair_bulk(void)
             if (k > 0)
                 sent += (size_t)k;
         }
-        pair_pump(A, B, 1);
+        pair_pump(bed.a, bed.b, 1);
         struct iovec r = {in, sizeof(in)};
         ssize_t k = lsock_recv(s, &r, 1, 0);
         if (k > 0)
@@ -303,7 +300,7 @@ static void test_pair_bulk(void)
     for (int i = 0; i < 600; i++) {
         struct timespec nap = {0, 1000000};
         nanosleep(&nap, NULL);
-        pair_pump(A, B, 1);
+        pair_pump(bed.a, bed.b, 1);
     }
     for (size_t i = 0; i < sizeof(out); i++)
         out[i] = (char)(i * 7 + 3);
@@ -313,9 +310,9 @@ static void test_pair_bulk(void)
     to_a.wnd_min = 0xffff;
     unsigned max_round = 0, rounds = 0, frames = 0;
     for (int i = 0; i < 400 && lsock_nread(s) < sizeof(out); i++) {
-        stack_poll(A);
+        stack_poll(bed.a);
         unsigned before = to_a.pure_acks;
-        frames += stack_poll(B);
+        frames += stack_poll(bed.b);
         if (to_a.pure_acks - before > max_round)
             max_round = to_a.pure_acks - before;
         rounds++;
@@ -341,7 +338,7 @@ static void test_pair_bulk(void)
     uint16_t before = to_a.wnd_min;
     unsigned acks0 = to_a.pure_acks;
     for (int i = 0; i < 3 && to_a.pure_acks == acks0; i++)
-        pair_pump(A, B, 1);
+        pair_pump(bed.a, bed.b, 1);
     checkf(to_a.pure_acks > acks0 && to_a.wnd_last > before,
            "reading it sends a window update (%u pure ACKs, window field %u after the read, %u at its lowest)",
            to_a.pure_acks - acks0, to_a.wnd_last, before);
@@ -352,7 +349,6 @@ static void test_pair_bulk(void)
 
 int main(void)
 {
-    struct pair_bed bed;
     char err[512];
     for (size_t i = 0; i < sizeof(payload); i++)
         payload[i] = (uint8_t)i;
@@ -362,14 +358,11 @@ int main(void)
         check(0, "stacks open");
         return tap_done();
     }
-    A = bed.a, B = bed.b, nic_a = bed.na, nic_b = bed.nb, addr_a = bed.addr_a, addr_b = bed.addr_b;
-    memcpy(mac_a, bed.mac_a, 6);
-    memcpy(mac_b, bed.mac_b, 6);
-    nic_mem_set_tap(nic_b, tap_b, NULL);
-    pair_pump(A, B, 10);
+    nic_mem_set_tap(bed.nb, tap_b, NULL);
+    pair_pump(bed.a, bed.b, 10);
 
     struct lsock *l = NULL;
-    check(lsock_new(B, &l) == 0 && lsock_bind(l, htonl(INADDR_ANY), htons(PORT)) == 0 && lsock_listen(l, 16) == 0,
+    check(lsock_new(bed.b, &l) == 0 && lsock_bind(l, htonl(INADDR_ANY), htons(PORT)) == 0 && lsock_listen(l, 16) == 0,
           "listener on B");
     struct raw_conn c1, c2, c3;
     if (raw_open(l, RAW_LO + 1, &c1) == 0) {

@@ -44,8 +44,7 @@
 #define PORT 6380
 #define MAX_DROPS 4
 
-static struct stack *A, *B;
-static struct nic *nic_a, *nic_b;
+static struct pair_bed bed; /* stack A the sender, B the receiver */
 
 static double now_ms(void)
 {
@@ -66,7 +65,7 @@ static unsigned data_duplicated;
 static void duplicate(const uint8_t *frame, uint16_t len)
 {
     for (int i = 0; i < dup_data; i++)
-        if (nic_mem_inject(nic_b, frame, len) == 0)
+        if (nic_mem_inject(bed.nb, frame, len) == 0)
             data_duplicated++;
 }
 
@@ -145,7 +144,7 @@ static double transfer(struct lsock *c, struct lsock *s, size_t n, double limit_
             else if (r != -EAGAIN)
                 return -1;
         }
-        pair_pump(A, B, 1);
+        pair_pump(bed.a, bed.b, 1);
         for (;;) {
             struct iovec v = {in, sizeof(in)};
             ssize_t r = lsock_recv(s, &v, 1, 0);
@@ -272,17 +271,15 @@ static void test_long_hole(struct lsock *c, struct lsock *s)
 
 int main(void)
 {
-    struct pair_bed bed;
     char err[512];
     if (pair_bed_open(&bed, NULL, NULL, err, sizeof(err)) != 0) {
         printf("# %s\n", err);
         check(0, "stacks open");
         return tap_done();
     }
-    A = bed.a, B = bed.b, nic_a = bed.na, nic_b = bed.nb;
-    nic_mem_set_tap(nic_a, tap_a, NULL);
+    nic_mem_set_tap(bed.na, tap_a, NULL);
     struct lsock *l = NULL, *c = NULL, *s = NULL;
-    int rc = pair_connect(A, B, bed.addr_b, PORT, &l, &c, &s);
+    int rc = pair_connect(bed.a, bed.b, bed.addr_b, PORT, &l, &c, &s);
     check(rc == 0, "A connected to B");
     if (rc == 0) {
         test_tail_loss(c, s);

@@ -54,10 +54,7 @@
 #define WIN 40u          /* segments in the window the test loses from */
 #define SEEN_MAX 8192
 
-static struct stack *A, *B;
-static struct nic *nic_a, *nic_b;
-static uint32_t addr_a, addr_b;
-static uint8_t mac_a[6], mac_b[6];
+static struct pair_bed bed; /* stack A the client side, B the one under test */
 static uint16_t raw_port = 21000; /* the raw peer's port of the current test */
 
 /* B's segments to the raw peer, oldest first (payload not kept). */
@@ -102,19 +99,19 @@ static void raw_send(uint8_t flags, uint32_t seq, uint32_t ack, uint16_t mss, in
                      const uint32_t *l, const uint32_t *r)
 {
     struct raw_seg g = {
-        .saddr = addr_a, .daddr = addr_b, .sport = raw_port, .dport = PORT, .seq = seq, .ack = ack,
+        .saddr = bed.addr_a, .daddr = bed.addr_b, .sport = raw_port, .dport = PORT, .seq = seq, .ack = ack,
         .flags = flags, .wnd = 65535, .mss = mss, .sack_perm = (uint8_t)sack_perm, .nsack = (uint8_t)nsack,
     };
     for (unsigned i = 0; i < nsack; i++) {
         g.sack_l[i] = l[i];
         g.sack_r[i] = r[i];
     }
-    memcpy(g.src_mac, mac_a, 6);
-    memcpy(g.dst_mac, mac_b, 6);
+    memcpy(g.src_mac, bed.mac_a, 6);
+    memcpy(g.dst_mac, bed.mac_b, 6);
     uint8_t frame[RAW_TCP_FRAME_MAX(0)];
     size_t n = raw_tcp_build(frame, sizeof(frame), &g);
     static bool told;
-    if ((n == 0 || nic_mem_inject(nic_b, frame, (uint16_t)n) != 0) && !told) {
+    if ((n == 0 || nic_mem_inject(bed.nb, frame, (uint16_t)n) != 0) && !told) {
         check(0, "raw peer: a frame could not be injected");
         told = true;
     }
@@ -161,7 +158,7 @@ static struct lsock *raw_connect(struct lsock *l, uint32_t iss, uint32_t *b_next
 {
     unsigned from = seen.n;
     raw_send(TH_SYN, iss, 0, MSS, 1, 0, NULL, NULL);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     int sa = -1;
     for (unsigned i = from; i < seen.n; i++)
         if (seen.flags[i] == (TH_SYN | TH_ACK))
@@ -172,7 +169,7 @@ static struct lsock *raw_connect(struct lsock *l, uint32_t iss, uint32_t *b_next
     uint32_t b_next = seen.seq[sa] + 1;
     raw_send(TH_ACK, iss + 1, b_next, 0, 0, 0, NULL, NULL);
     struct lsock *s = NULL;
-    check(pair_pump_until(A, B, l, EPOLLIN) & EPOLLIN && lsock_accept(l, &s) == 0, "B accepts the connection");
+    check(pair_pump_until(bed.a, bed.b, l, EPOLLIN) & EPOLLIN && lsock_accept(l, &s) == 0, "B accepts the connection");
     if (s == NULL)
         return NULL;
     int one = 1;
@@ -195,7 +192,7 @@ static void test_requeue(struct lsock *l)
     uint32_t acked = b_next, end = b_next + 80 * MSS;
     check(write_all(s, 80 * MSS) == 0, "warm-up: B writes 80 segments");
     for (int i = 0; i < 20000 && seq_lt(acked, end); i++) {
-        pair_pump(A, B, 1);
+        pair_pump(bed.a, bed.b, 1);
         uint32_t top = acked;
         for (unsigned k = 0; k < seen.n; k++)
             if (seen.len[k] > 0 && seq_lt(top, seen.seq[k] + seen.len[k]))
@@ -205,17 +202,17 @@ static void test_requeue(struct lsock *l)
         acked = cwnd_segs(s) < WIN - 1 ? acked + MSS : top;
         raw_send(TH_ACK, mine, acked, 0, 0, 0, NULL, NULL);
     }
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     uint32_t cw = cwnd_segs(s);
     checkf(seq_lt(acked, end + 1) && !seq_lt(acked, end) && cw >= WIN && cw <= WIN + 3,
            "warm-up: all acked, B's window is %u segments (want %u-%u)", cw, WIN, WIN + 3);
-    pair_pump(A, B, 20);
+    pair_pump(bed.a, bed.b, 20);
 
     /* The window: s0..s39, all sent at once. */
     uint32_t s0 = acked;
     unsigned from = seen.n;
     check(write_all(s, WIN * MSS) == 0, "B writes 40 segments");
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     unsigned nsent = 0;
     for (unsigned k = from; k < seen.n; k++)
         if (seen.len[k] > 0)
@@ -228,7 +225,7 @@ static void test_requeue(struct lsock *l)
     uint32_t l36 = s0 + 36 * MSS, r38 = s0 + 39 * MSS;
     from = seen.n;
     raw_send(TH_ACK, mine, s0, 0, 0, 1, &l36, &r38);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     int last_rexmit = -1;
     for (unsigned k = 0; k < 36; k++)
         if (sent_at(from, s0 + k * MSS) >= 0)
@@ -240,7 +237,7 @@ static void test_requeue(struct lsock *l)
     from = seen.n;
     double t0 = now_ms();
     while (sent_at(from, s0) < 0 && now_ms() - t0 < 3000)
-        pair_pump(A, B, 1);
+        pair_pump(bed.a, bed.b, 1);
     checkf(sent_at(from, s0) >= 0, "B's timeout resends s0 after %.0f ms", now_ms() - t0);
 
     /* Everything up to the queued ones arrived: ack s0..s(last_rexmit). */
@@ -249,13 +246,13 @@ static void test_requeue(struct lsock *l)
     raw_send(TH_ACK, mine, next, 0, 0, 1, &l36, &r38);
     t0 = now_ms();
     while (sent_at(from, next) < 0 && now_ms() - t0 < 2000)
-        pair_pump(A, B, 1);
+        pair_pump(bed.a, bed.b, 1);
     checkf(sent_at(from, next) >= 0,
            "B sends s%d, the first segment past the cumulative ACK, next (%u segments sent in %.0f ms)",
            last_rexmit + 1, seen.n - from, now_ms() - t0);
 
     raw_send(TH_RST, mine, 0, 0, 0, 0, NULL, NULL);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     lsock_close(s);
 }
 
@@ -275,11 +272,11 @@ static struct lsock *raw_connect_measured(struct lsock *l, uint16_t port, uint32
     for (int i = 0; i < 5; i++) {
         unsigned from = seen.n;
         write_all(s, 100);
-        pair_pump(A, B, 3);
+        pair_pump(bed.a, bed.b, 3);
         if (sent_at(from, acked) >= 0) {
             acked += 100;
             raw_send(TH_ACK, mine, acked, 0, 0, 0, NULL, NULL);
-            pair_pump(A, B, 3);
+            pair_pump(bed.a, bed.b, 3);
         }
     }
     *acked_out = acked;
@@ -302,14 +299,14 @@ static void test_probe_after_timeout(struct lsock *l)
     /* one segment, never acked: its timeout copy, then the next copy */
     unsigned from = seen.n;
     write_all(s, 100);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     int orig = sent_at(from, acked);
     check(orig >= 0, "B sends one more segment, which the peer never acks");
     double t_sent = now_ms(), t[3] = {0, 0, 0};
     int copies = 0;
     while (orig >= 0 && copies < 3 && now_ms() - t_sent < 8000) {
         unsigned before = seen.n;
-        pair_pump(A, B, 1);
+        pair_pump(bed.a, bed.b, 1);
         for (unsigned k = before; k < seen.n && copies < 3; k++)
             if (seen.len[k] > 0 && seen.seq[k] == acked && (int)k > orig)
                 t[copies++] = now_ms();
@@ -322,7 +319,7 @@ static void test_probe_after_timeout(struct lsock *l)
                "more; the probe came after %.0f ms, the timeout after %.0f ms)",
                t[2] - t[1], t[0] - t_sent, t[1] - t_sent);
     raw_send(TH_RST, mine, 0, 0, 0, 0, NULL, NULL);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     lsock_close(s);
 }
 
@@ -343,13 +340,13 @@ static void test_sack_after_timeout(struct lsock *l)
     const uint32_t s0 = acked, s1 = s0 + MSS, s2 = s1 + MSS, s3 = s2 + MSS;
     unsigned from = seen.n;
     write_all(s, 4 * MSS);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     check(sent_at(from, s0) >= 0 && sent_at(from, s3) >= 0, "timeout: B sends s0..s3, which the peer does not ack");
     int orig = sent_at(from, s0);
     double t0 = now_ms();
     int rto = -1;
     while (orig >= 0 && rto < 0 && now_ms() - t0 < 3000) {
-        pair_pump(A, B, 1);
+        pair_pump(bed.a, bed.b, 1);
         for (unsigned k = (unsigned)orig + 1; k < seen.n && rto < 0; k++)
             if (seen.len[k] > 0 && seen.seq[k] == s0)
                 rto = (int)k;
@@ -357,19 +354,19 @@ static void test_sack_after_timeout(struct lsock *l)
     checkf(rto >= 0, "timeout: B's timeout resends s0 after %.0f ms", now_ms() - t0);
     from = seen.n;
     raw_send(TH_ACK, mine, s1, 0, 0, 0, NULL, NULL);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     checkf(sent_at(from, s1) >= 0 && sent_at(from, s2) >= 0 && sent_at(from, s3) < 0,
            "timeout: the ACK of s0 opens the window to two segments: s1 and s2 go out again (%u segments sent)",
            seen.n - from);
     from = seen.n;
     raw_send(TH_ACK, mine, s1, 0, 0, 1, &s2, &s3);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     checkf(sent_at(from, s1) >= 0,
            "timeout: s1 lost again, s2 SACKed: B sends s1 again at once (saw %u segments in 3 rounds; without "
            "patch 0014: none before the tail loss probe)",
            seen.n - from);
     raw_send(TH_RST, mine, 0, 0, 0, 0, NULL, NULL);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     lsock_close(s);
 }
 
@@ -389,7 +386,7 @@ static void test_one_sack_lost(struct lsock *l)
     const uint32_t s0 = acked;
     unsigned from = seen.n;
     write_all(s, 16 * MSS);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     unsigned n0 = 0;
     while (n0 < 16 && sent_at(from, s0 + n0 * MSS) >= 0)
         n0++;
@@ -397,32 +394,28 @@ static void test_one_sack_lost(struct lsock *l)
     uint32_t l1 = s0 + MSS, r1 = s0 + 2 * MSS;
     from = seen.n;
     raw_send(TH_ACK, mine, s0, 0, 0, 1, &l1, &r1);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     checkf(sent_at(from, s0) >= 0,
            "one SACK: s0 lost, s1 SACKed: B sends s0 again at once (saw %u segments in 3 rounds; with the "
            "threshold at 3: none before the tail loss probe)",
            seen.n - from);
     raw_send(TH_RST, mine, 0, 0, 0, 0, NULL, NULL);
-    pair_pump(A, B, 3);
+    pair_pump(bed.a, bed.b, 3);
     lsock_close(s);
 }
 
 int main(void)
 {
-    struct pair_bed bed;
     char err[512];
     if (pair_bed_open(&bed, NULL, NULL, err, sizeof(err)) != 0) {
         printf("# %s\n", err);
         check(0, "stacks open");
         return tap_done();
     }
-    A = bed.a, B = bed.b, nic_a = bed.na, nic_b = bed.nb, addr_a = bed.addr_a, addr_b = bed.addr_b;
-    memcpy(mac_a, bed.mac_a, 6);
-    memcpy(mac_b, bed.mac_b, 6);
-    nic_mem_set_tap(nic_b, tap_b, NULL);
-    pair_pump(A, B, 10);
+    nic_mem_set_tap(bed.nb, tap_b, NULL);
+    pair_pump(bed.a, bed.b, 10);
     struct lsock *l = NULL;
-    int rc = lsock_new(B, &l);
+    int rc = lsock_new(bed.b, &l);
     if (rc == 0)
         rc = lsock_bind(l, htonl(INADDR_ANY), htons(PORT));
     if (rc == 0)
