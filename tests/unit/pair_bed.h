@@ -27,9 +27,10 @@ struct pair_bed {
 /* Parse both configs (extra_a / extra_b: further lstack.conf lines, may be
  * NULL) and open the stacks on a new port pair (not pumped yet, so that a
  * tap set next sees every frame).
- * Returns 0; or -1 with what failed in err, after which the test is expected
- * to report it and end (a stack that did open is not closed). */
-int pair_bed_open(struct pair_bed *bed, const char *extra_a, const char *extra_b, char *err, size_t errlen);
+ * Returns 0; or -1 after printing what failed as a TAP comment, after which
+ * the test is expected to fail a check and end (a stack that did open is not
+ * closed). */
+int pair_bed_open(struct pair_bed *bed, const char *extra_a, const char *extra_b);
 
 /* Pump 50 rounds (closes finish), close both stacks, free both configs. */
 void pair_bed_close(struct pair_bed *bed);

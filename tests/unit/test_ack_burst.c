@@ -349,12 +349,9 @@ static void test_pair_bulk(void)
 
 int main(void)
 {
-    char err[512];
     for (size_t i = 0; i < sizeof(payload); i++)
         payload[i] = (uint8_t)i;
-    if (pair_bed_open(&bed, "tcp_conn_count = 16;", "tcp_conn_count = 16; nic_read_number = 32;", err,
-                      sizeof(err)) != 0) {
-        printf("# %s\n", err);
+    if (pair_bed_open(&bed, "tcp_conn_count = 16;", "tcp_conn_count = 16; nic_read_number = 32;") != 0) {
         check(0, "stacks open");
         return tap_done();
     }
