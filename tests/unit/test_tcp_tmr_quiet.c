@@ -13,7 +13,8 @@
  * intvl, the tail loss probe at rtime == max(2, 2 x srtt + 1), the
  * retransmission at rtime == rto, the FIN-WAIT-2 removal past 20 s, the
  * TIME-WAIT removal past 60 s, zero-window probes after 3, 6, 12 ticks (a
- * pcb with unsent data is visited at every tick). A pcb
+ * pcb with unsent data is visited at every tick), a SYN's RTO counted from
+ * its send however long the pcb sat bound before connect. A pcb
  * the patch skipped whose timeout was lost or came a tick late or early
  * fails the tick check; "skipped" is checked from pcb->last_timer, which
  * tcp_slowtmr sets on each visit.
@@ -222,6 +223,10 @@ int main(void)
     check(a != NULL && b != NULL && a->state == ESTABLISHED, "a connection comes up");
     if (a == NULL || b == NULL)
         return tap_done();
+    for (int i = 0; i < 5; i++) /* idle, no keepalive yet: parked with nothing due */
+        A.slowtmr();
+    checkf((s32_t)(a->lstack_tmr_until - *A.ticks) > 1000, "the idle pcb is parked (until tick +%d)",
+           (int)(s32_t)(a->lstack_tmr_until - *A.ticks));
     ip_set_option(a, SOF_KEEPALIVE);
     a->keep_idle = 1000; /* 20 ticks */
     a->keep_intvl = 500; /* 10 ticks */
@@ -387,5 +392,39 @@ int main(void)
     /* lwIP's rule: removed at the first tick past 2 x TCP_MSL / 50 ms */
     want = 2 * TCP_MSL / TCP_SLOW_INTERVAL + 1;
     checkf(gone == want, "the TIME-WAIT pcb is removed at tick %d (at %d)", want, gone);
+
+    /* ---- a SYN sent long after bind(): its RTO counts from the send ----
+       A bound pcb waits on the bound list, which tcp_slowtmr does not walk;
+       counting the ticks since its allocation as "passed by" would put
+       them on rtime and send the SYN again early (review of patch 0017). */
+    struct tcp_pcb *s = A.L.tcp_new_ip_type(IPADDR_TYPE_V4);
+    ip_addr_t any4, dst4;
+    IP_ADDR4(&any4, 0, 0, 0, 0);
+    IP_ADDR4(&dst4, 198, 18, 0, 1);
+    A.L.tcp_bind(s, &any4, 40001);
+    for (int i = 0; i < 60; i++) /* 3 s: well past the initial RTO */
+        A.slowtmr();
+    err_copy = &A;
+    err_tick = -1;
+    A.L.tcp_err(s, on_err);
+    A.L.tcp_connect(s, &dst4, 7005, on_connected);
+    qn = 0; /* the SYN is lost */
+    int syn_rto = s->rto, resent = -1;
+    u32_t ts = *A.ticks;
+    for (ticks = 0; resent < 0 && err_tick < 0 && ticks < 200; ticks++) {
+        A.slowtmr();
+        for (int i = 0; i < qn; i++) {
+            unsigned len, fl;
+            seg_info(&q[i], &len, &fl);
+            if ((fl & TCP_SYN) && resent < 0)
+                resent = (int)(*A.ticks - ts);
+        }
+        qn = 0;
+    }
+    /* lwIP's rule: rtime set to 0 when the SYN is sent, the RTO at rtime == rto */
+    checkf(resent == syn_rto, "a SYN sent 60 ticks after bind is sent again at tick %d, its RTO (at %d)", syn_rto,
+           resent);
+    if (err_tick < 0)
+        A.L.tcp_abort(s);
     return tap_done();
 }

@@ -197,9 +197,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 /* tcp_slowtmr passes by the pcbs that have nothing due before a tick it
  * computes (patch 0017): its walk costs one comparison per idle pcb, not
  * lwIP's checks and a tcp_output call, and no timeout moves. */
-#ifndef LSTACK_TCP_TMR_QUIET
-#define LSTACK_TCP_TMR_QUIET 1
-#endif
+#define LSTACK_TCP_TMR_QUIET 1 /* lstack_tcp_tmr_wake is part of lwip_api.def: not optional */
 /* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
  * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
 #define LSTACK_TCP_MIN_SND_MSS 48
