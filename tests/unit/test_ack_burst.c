@@ -361,7 +361,7 @@ int main(void)
     struct lsock *l = NULL;
     check(lsock_new(bed.b, &l) == 0 && lsock_bind(l, htonl(INADDR_ANY), htons(PORT)) == 0 && lsock_listen(l, 16) == 0,
           "listener on B");
-    struct raw_conn c1, c2, c3;
+    struct raw_conn c1 = {0}, c2 = {0}, c3 = {0};
     if (raw_open(l, RAW_LO + 1, &c1) == 0) {
         test_burst_one_ack(&c1);
         test_single_frame_bursts(&c1);
@@ -379,6 +379,12 @@ int main(void)
         check(0, "raw connection 3");
     test_pair_bulk();
 
+    /* the accepted sockets are the test's (a RST may have ended the
+       connection under one; the socket is still there to close) */
+    struct raw_conn *cs[] = {&c1, &c2, &c3};
+    for (size_t i = 0; i < 3; i++)
+        if (cs[i]->s != NULL)
+            lsock_close(cs[i]->s);
     lsock_close(l);
     pair_bed_close(&bed);
     return tap_done();
