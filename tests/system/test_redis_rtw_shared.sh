@@ -9,7 +9,10 @@
 #    scheduler's tick (4 ms at HZ=250), and every event-loop round took
 #    several ticks: p50 20-28 ms (docs/performance.md, issue 12, session 8).
 #    With the idle thread's timed steps (runtime/rtw_idle.h) it was 1.2-1.4
-#    ms on a quiet machine; 8 ms leaves room for a loaded CI machine.
+#    ms on a quiet machine; 8 ms leaves room for a loaded CI machine, and
+#    the run is tried up to 3 times (passes on the first under 8 ms): on a
+#    machine busy with other suites one run measured over 8 ms (session 10)
+#    while the bug it catches makes every run 20 ms or more.
 #  - the same with LSTACK_RTW_IDLE_STEP_US=0 (yields only, the behaviour
 #    before the steps) is run once and printed, not asserted: it shows what
 #    the check tells apart on this machine's kernel.
@@ -49,10 +52,14 @@ run_once() {
 
 run_once 0 ctl
 echo "   control, steps off (LSTACK_RTW_IDLE_STEP_US=0): GET p50 $P50 ms (not asserted)"
-run_once "" srv
-if awk -v p="$P50" -v l="$LIMIT_MS" 'BEGIN{exit !(p < l)}'; then
-    t_ok "io-threads redis on one CPU with the stack thread: GET p50 $P50 ms (< $LIMIT_MS ms)"
-else
-    r_fail "io-threads redis on one CPU with the stack thread: GET p50 $P50 ms, want < $LIMIT_MS ms (the spinners keep the CPU until the tick)"
-fi
-r_pass
+seen=""
+for attempt in 1 2 3; do
+    run_once "" "srv$attempt"
+    seen="$seen${seen:+, }$P50"
+    if awk -v p="$P50" -v l="$LIMIT_MS" 'BEGIN{exit !(p < l)}'; then
+        t_ok "io-threads redis on one CPU with the stack thread: GET p50 $P50 ms (< $LIMIT_MS ms; attempts: $seen ms)"
+        r_pass
+    fi
+    echo "   attempt $attempt: GET p50 $P50 ms, over $LIMIT_MS ms"
+done
+r_fail "io-threads redis on one CPU with the stack thread: GET p50 $seen ms in 3 attempts, want < $LIMIT_MS ms (the spinners keep the CPU until the tick)"
