@@ -12,14 +12,26 @@
  *    tcp_connect, a connection still in SYN_SENT whose next hop (the peer on
  *    the subnet, else the gateway) has no resolved ARP entry fails with
  *    EHOSTUNREACH.
- *  - Linux sends an unanswered SYN n + 1 times (n: TCP_SYNCNT, else
- *    net.ipv4.tcp_syn_retries, 6), 1 s apart doubling, and fails the
- *    connect with ETIMEDOUT (2^(n+1) - 1) s after the first: 127 s by
- *    default. lwIP retransmits a SYN every 3 s and gives up after its
- *    compile-time TCP_SYNMAXRTX (6, ~20 s). Here the attempt ends at Linux's
- *    time; until then the timer fires at least every 9 s and clears the
- *    pcb's retransmission count, so lwIP's own limit never comes first.
- *    The SYNs still leave every 3 s, not at Linux's 1, 2, 4... s.
+ *  - Linux sends an unanswered SYN again with an RTO of 1 s, kept at 1 s
+ *    for the first L + 1 intervals (L: net.ipv4.tcp_syn_linear_timeouts,
+ *    Linux 6.6 on, 4 by default; 0 before) and doubled after each later
+ *    one, capped at TCP_RTO_MAX (120 s). It fails the connect with
+ *    ETIMEDOUT at the first retransmission time at which it has sent
+ *    n + L retransmissions (n: TCP_SYNCNT, else tcp_syn_retries, 6) or at
+ *    which (2^(n+1) - 1) s have passed (n <= 6; 127 s + (n - 6) x 120 s
+ *    above: tcp_model_timeout). With L = 0: SYNs at 0, 1, 3, 7... s and
+ *    ETIMEDOUT at (2^(n+1) - 1) s, 127 s by default; with L = 4 (this
+ *    machine's 6.18): SYNs at 0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67 s and
+ *    ETIMEDOUT at 131 s (test_client_sem.sh's syn_times checks them against
+ *    the kernel). lwIP sends a SYN every RTO without doubling it (1 s here,
+ *    LSTACK_TCP_RTO_INIT_MS) and gives up after its compile-time
+ *    TCP_SYNMAXRTX (6: ~6 s). Here, half a second after each of Linux's
+ *    retransmission times, the timer sets the pcb's RTO to Linux's next
+ *    interval and keeps lwIP's retransmission count under its limit, so
+ *    the SYNs leave at Linux's times and the attempt ends at Linux's time.
+ *    (The first version cleared the count every 9 s while lwIP's SYN RTO
+ *    was 3 s; once the RTO became 1 s lwIP's limit came first and a
+ *    connect failed after ~9 s, not 127 s.)
  *
  * One lwIP timer (sys_timeout) per connecting socket, armed by lsock_connect
  * and cancelled when the attempt ends either way; it runs inside
@@ -33,29 +45,69 @@
 #include <errno.h>
 
 #include "lwip/etharp.h"
+#include "lwip/priv/tcp_priv.h" /* TCP_SLOW_INTERVAL */
 #include "lwip/timeouts.h"
 
 #include "sock/lsock_lwip.h"
 
 /* Linux: mcast_solicit (3) probes, retrans_time (1 s) apart. */
 #define ARP_FAIL_MS 3000u
-/* Well under lwIP's SYN limit: it aborts on the tick after its 6th
- * retransmission (TCP_SYNMAXRTX, 3 s apart: 17.5-18.5 s after a reset of
- * the count); clearing the count every 9 s keeps it at 4 at most. */
-#define KEEP_TRYING_MS 9000u
+/* How long after Linux's time of a retransmission the RTO for the next one
+ * is set: lwIP's slow timer has sent it by then (it runs up to one 50 ms
+ * tick early, never later), and the next one is seconds away. */
+#define SETTLE_MS 500u
+/* Linux's TCP_RTO_MAX */
+#define RTO_MAX_MS 120000u
 
 int lsock_syncnt(const struct lsock *s)
 {
     return s->o.syncnt != 0 ? s->o.syncnt : s->st->syn_retries;
 }
 
-/* When Linux gives up on a SYN sent n + 1 times: (2^(n+1) - 1) s (n capped
- * at 20: 24 days; Linux's own RTO cap makes large n end sooner). */
-static uint64_t syn_give_up_ms(int n)
+/* Linux's interval after the k-th transmission of a SYN (k >= 0; 0 is the
+ * first SYN) with L linear timeouts: 1 s for k <= L, then doubling, capped
+ * at TCP_RTO_MAX. */
+static uint64_t syn_gap_ms(int k, int L)
 {
-    if (n > 20)
-        n = 20;
-    return ((1ull << (n + 1)) - 1u) * 1000u;
+    if (k <= L)
+        return 1000u;
+    int e = k - L;
+    return e >= 7 ? RTO_MAX_MS : LWIP_MIN(1000ull << e, (uint64_t)RTO_MAX_MS);
+}
+
+/* When Linux sends the k-th transmission of a SYN (k >= 0). */
+static uint64_t syn_at_ms(int k, int L)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < k; i++)
+        t += syn_gap_ms(i, L);
+    return t;
+}
+
+/* tcp_model_timeout for n retries: (2^(n+1) - 1) s up to n = 6 (where the
+ * doubled RTO reaches TCP_RTO_MAX), 120 s more per retry above. */
+static uint64_t model_ms(int n)
+{
+    if (n <= 6)
+        return ((1ull << (n + 1)) - 1u) * 1000u;
+    return 127000u + (uint64_t)(n - 6) * RTO_MAX_MS;
+}
+
+/* Linux's last: the index k >= 1 of the retransmission time at which it
+ * gives up (sends nothing): n + L retransmissions sent, or the model's
+ * time passed. */
+static int syn_last(int n, int L)
+{
+    int k = 1;
+    while (k - 1 < n + L && syn_at_ms(k, L) < model_ms(n))
+        k++;
+    return k;
+}
+
+/* The pcb's RTO in lwIP ticks for ms (ms <= 121 s fits its s16_t). */
+static s16_t rto_ticks(uint64_t ms)
+{
+    return (s16_t)((ms + TCP_SLOW_INTERVAL - 1u) / TCP_SLOW_INTERVAL);
 }
 
 /* The next hop's ARP entry is resolved. */
@@ -109,19 +161,47 @@ static void on_timer(void *arg)
         fail(s, EHOSTUNREACH);
         return;
     }
-    uint64_t end = syn_give_up_ms(lsock_syncnt(s));
+    int n = lsock_syncnt(s), L = s->st->syn_linear_timeouts;
+    int last = syn_last(n, L);
+    uint64_t end = syn_at_ms(last, L);
     if (at >= end) {
         fail(s, ETIMEDOUT);
         return;
     }
-    s->pcb->nrtx = 0; /* lwIP's SYN limit is not ours */
-    arm(s, at, end - at < KEEP_TRYING_MS ? end : at + KEEP_TRYING_MS);
+    /* k: Linux's retransmissions sent by now (settled) */
+    int k = 0;
+    while (k + 1 < last && syn_at_ms(k + 1, L) + SETTLE_MS <= at)
+        k++;
+    if (k > 0) {
+        /* Until the next one; after the last, past the end (Linux sends
+         * nothing more: the timer fails the attempt at end). A longer RTO
+         * makes nothing due sooner, so a pcb parked by lwIP's timer
+         * (patch 0017) needs no wake. */
+        uint64_t gap = k + 1 < last ? syn_gap_ms(k, L) : end - syn_at_ms(k, L) + 1000u;
+        s->pcb->rto = rto_ticks(gap);
+        /* lwIP's count, under its limit (it adds one per retransmission, at
+         * most one before the next call), so that lwIP never ends the attempt
+         * itself; it is what TCP_INFO's tcpi_retransmits reads (Linux's
+         * count up to 4). */
+        s->pcb->nrtx = (u8_t)LWIP_MIN(k, TCP_SYNMAXRTX - 2);
+    }
+    /* the next event: the ARP check, the next retransmission settled, or the end */
+    uint64_t next = end;
+    if (at < ARP_FAIL_MS)
+        next = ARP_FAIL_MS;
+    if (k + 1 < last && syn_at_ms(k + 1, L) + SETTLE_MS < next)
+        next = syn_at_ms(k + 1, L) + SETTLE_MS;
+    arm(s, at, next);
 }
 
 void lsock_connect_timer_start(struct lsock *s)
 {
     lsock_connect_timer_stop(s);
-    arm(s, 0, ARP_FAIL_MS); /* the earliest end: TCP_SYNCNT 1 gives 3 s too */
+    /* the first event: the first retransmission settled (1.5 s), or the
+     * end if there is none (tcp_syn_retries 0: 1 s) */
+    int L = s->st->syn_linear_timeouts;
+    uint64_t end = syn_at_ms(syn_last(lsock_syncnt(s), L), L);
+    arm(s, 0, LWIP_MIN(syn_at_ms(1, L) + SETTLE_MS, end));
 }
 
 void lsock_connect_timer_stop(struct lsock *s)

@@ -89,18 +89,15 @@ static void local_port_range(uint16_t *lo, uint16_t *hi)
     fclose(f);
 }
 
-/* net.ipv4.tcp_syn_retries of the process's namespace, read once here:
- * how many times an unanswered SYN is sent again before connect fails with
- * ETIMEDOUT (the default of TCP_SYNCNT, lstack/sock/tcp_connect_timer.c).
- * Linux's default 6 if unreadable or out of Linux's range 1..127. */
-static int syn_retries(void)
+/* An integer sysctl of the process's namespace (path under /proc/sys), read
+ * once at start; def if unreadable or outside lo..hi. */
+static int sysctl_int(const char *path, int def, int lo, int hi)
 {
-    int n = 6;
-    FILE *f = fopen("/proc/sys/net/ipv4/tcp_syn_retries", "re");
+    FILE *f = fopen(path, "re");
     if (f == NULL)
-        return n;
-    int v = 0;
-    if (fscanf(f, "%d", &v) == 1 && v >= 1 && v <= 127)
+        return def;
+    int v = 0, n = def;
+    if (fscanf(f, "%d", &v) == 1 && v >= lo && v <= hi)
         n = v;
     fclose(f);
     return n;
@@ -158,7 +155,13 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     s->full_round_cookies = full_round_cookies(s->burst);
     s->cookie_budget = UINT32_MAX; /* no bound before the first round */
     s->max_socks = conf->tcp_conn_count;
-    s->syn_retries = syn_retries();
+    /* how an unanswered SYN is sent again before connect fails with
+     * ETIMEDOUT (lstack/sock/tcp_connect_timer.c): net.ipv4.tcp_syn_retries
+     * (TCP_SYNCNT's default; Linux's 6 if unreadable, its range 1..127)
+     * and tcp_syn_linear_timeouts (Linux 6.6 on: that many more SYNs 1 s
+     * apart before the RTO doubles; 0 on kernels without it) */
+    s->syn_retries = sysctl_int("/proc/sys/net/ipv4/tcp_syn_retries", 6, 1, 127);
+    s->syn_linear_timeouts = sysctl_int("/proc/sys/net/ipv4/tcp_syn_linear_timeouts", 0, 0, 255);
     char tag[32];
     snprintf(tag, sizeof(tag), "lstack-lwip-%d", index);
     if (lwip_load(&s->L, NULL, tag, err, errlen) != 0) {

@@ -42,6 +42,7 @@ struct stack {
     uint32_t max_socks;        /* tcp_conn_count */
     struct lstack_lwip_limits tcp; /* this stack's window and buffer sizes */
     int syn_retries;           /* net.ipv4.tcp_syn_retries, read at start (TCP_SYNCNT's default) */
+    int syn_linear_timeouts;   /* net.ipv4.tcp_syn_linear_timeouts, read at start (0: none) */
     /* SYN cookies lwIP may still send in this round (lstack_lwip_conf.cookie_budget):
      * set by each round, full_round_cookies when its burst came back full */
     uint32_t cookie_budget;

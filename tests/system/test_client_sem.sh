@@ -6,7 +6,8 @@
 # namespace: csem_peer (an echo server, backlog 4096) on 198.18.0.1, a
 # closed port there, an address of the subnet nobody answers ARP for, and
 # an address beyond the gateway whose SYNs the client namespace drops (no
-# forwarding); tcp_syn_retries is 2 there (connect timeouts of 7 s). Two runs: every mode with the ephemeral range set to
+# forwarding: it counts each in Ip InAddrErrors, which mode syn_times reads
+# through csem_peer's pid, CSEM_PEER_NS_PID); tcp_syn_retries is 2 there (connect timeouts of 7 s). Two runs: every mode with the ephemeral range set to
 # 20000-29999 in the server namespace (the stack reads it at start, like
 # the kernel), then "exhaust" with a range of 16 ports.
 # Prints one "ok N - mode" / "not ok N - mode" line per mode; exits 1 if any
@@ -17,6 +18,8 @@
 #                              198.18.0.3: checks the tests against Linux
 #   CSEM_MODES=a,b             run only these modes
 #   CSEM_SYN_RETRIES=n         tcp_syn_retries for syn_default (1..4, default 2)
+#   CSEM_SYN_LINEAR=n          tcp_syn_linear_timeouts for syn_times (default:
+#                              the kernel's, 4 on Linux 6.6 on)
 set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=csem
@@ -62,12 +65,16 @@ run_csem() {
     ip netns exec "$TB_NS_SRV" sysctl -qw net.ipv4.ip_local_port_range="$range" || t_fail "ip_local_port_range"
     # SYN retries without TCP_SYNCNT (mode syn_default): ETIMEDOUT after 7 s
     ip netns exec "$TB_NS_SRV" sysctl -qw net.ipv4.tcp_syn_retries="${CSEM_SYN_RETRIES:-2}" || t_fail "tcp_syn_retries"
+    if [[ -n "${CSEM_SYN_LINEAR:-}" ]]; then
+        ip netns exec "$TB_NS_SRV" sysctl -qw net.ipv4.tcp_syn_linear_timeouts="$CSEM_SYN_LINEAR" ||
+            t_fail "tcp_syn_linear_timeouts (Linux 6.6 on)"
+    fi
     if r_is_lstack; then
-        ip netns exec "$TB_NS_SRV" timeout 600 env LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=csem \
+        ip netns exec "$TB_NS_SRV" timeout 600 env LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=csem CSEM_PEER_NS_PID="$ppid" \
             LSTACK_CONF_PATH="$R_CONF" "$CSEM" "$modes" "$R_HOST" "$TB_IP_CLI" "$PORT" "$CLOSED" "$NOARP" "$FAR" "$COLD" \
             >"$log" 2>&1 || rc=$?
     else
-        ip netns exec "$TB_NS_SRV" timeout 600 "$CSEM" "$modes" "$R_HOST" "$TB_IP_CLI" "$PORT" "$CLOSED" \
+        ip netns exec "$TB_NS_SRV" timeout 600 env CSEM_PEER_NS_PID="$ppid" "$CSEM" "$modes" "$R_HOST" "$TB_IP_CLI" "$PORT" "$CLOSED" \
             "$NOARP" "$FAR" "$COLD" >"$log" 2>&1 || rc=$?
     fi
     echo "# csem $modes (range $range): exit status $rc"

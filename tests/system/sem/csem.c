@@ -411,6 +411,128 @@ static int m_syn_default(void)
     return 0;
 }
 
+/* ------------------------------------------------------------- syn_times */
+/* Ip InAddrErrors of the network namespace of pid (/proc/PID/net/snmp), or
+ * -1. */
+static long in_addr_errors(const char *pid)
+{
+    char path[64], names[1024], vals[1024];
+    snprintf(path, sizeof path, "/proc/%s/net/snmp", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    long v = -1;
+    while (fgets(names, sizeof names, f) && fgets(vals, sizeof vals, f)) {
+        if (strncmp(names, "Ip: ", 4) != 0 || strncmp(vals, "Ip: ", 4) != 0)
+            continue;
+        char *sn = NULL, *sv = NULL;
+        char *n = strtok_r(names + 4, " \n", &sn), *x = strtok_r(vals + 4, " \n", &sv);
+        for (; n && x; n = strtok_r(NULL, " \n", &sn), x = strtok_r(NULL, " \n", &sv)) {
+            if (strcmp(n, "InAddrErrors") == 0) {
+                v = atol(x);
+                break;
+            }
+        }
+        break;
+    }
+    fclose(f);
+    return v;
+}
+
+/* TCP_SYNCNT 3: the SYN's times and the connect's ETIMEDOUT, as Linux
+ * computes them (tcp_retransmit_timer, tcp_write_timeout): the RTO starts
+ * at 1 s, stays there for the first L + 1 intervals (L:
+ * net.ipv4.tcp_syn_linear_timeouts, Linux 6.6 on; 0 where it does not
+ * exist) and doubles after; the connect fails at the first retransmission
+ * time with 3 + L retransmissions sent or 15 s ((2^(3+1) - 1) s) passed.
+ * L = 0: SYNs at 0, 1, 3, 7 s, ETIMEDOUT at 15 s; L = 4: SYNs at 0, 1, 2,
+ * 3, 4, 5, 7, 11 s, ETIMEDOUT at 19 s. Checked against the kernel with
+ * LSTACK_TEST_TARGET=kernel. The SYNs are counted where they arrive: the
+ * client namespace does not forward, drops each and counts it in Ip
+ * InAddrErrors, read every 20 ms through /proc/PID/net/snmp of a process
+ * there (the runner gives csem_peer's pid in CSEM_PEER_NS_PID). Times
+ * within 0.5 s (lstack's slow timer ticks every 50 ms; a loaded machine),
+ * and no SYN in the second after the end. */
+static int m_syn_times(void)
+{
+    const char *pid = getenv("CSEM_PEER_NS_PID");
+    REQ(pid != NULL && *pid, "CSEM_PEER_NS_PID (a pid in the client namespace) is not set: the runner sets it");
+    long base = in_addr_errors(pid);
+    REQ(base >= 0, "cannot read Ip InAddrErrors from /proc/%s/net/snmp", pid);
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    REQ(s >= 0, "socket: %s", en(errno));
+    int three = 3;
+    REQ(setsockopt(s, IPPROTO_TCP, TCP_SYNCNT, &three, sizeof three) == 0, "setsockopt(TCP_SYNCNT, 3): %s", en(errno));
+    int L = 0;
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_syn_linear_timeouts", "r");
+    if (f != NULL) {
+        REQ(fscanf(f, "%d", &L) == 1 && L >= 0 && L <= 20, "tcp_syn_linear_timeouts: unreadable or over 20");
+        fclose(f);
+    }
+    enum { MAXSEEN = 64 };
+    double want[MAXSEEN], end = 0;
+    int nwant = 0;
+    for (int k = 0;; k++) {
+        if (k > 0 && (k - 1 >= 3 + L || end >= 15000))
+            break; /* Linux gives up at the k-th retransmission's time */
+        want[nwant++] = end;
+        end += k <= L ? 1000 : 1000 << (k - L);
+    }
+    double seen[MAXSEEN];
+    int nseen = 0;
+    double t0 = now_ms(), done = -1;
+    STEP("non-blocking connect with TCP_SYNCNT 3");
+    errno = 0;
+    int r = conn(s, &far_sa);
+    REQ(r < 0 && errno == EINPROGRESS, "connect to %s: %d (%s), want EINPROGRESS", sin_str(&far_sa), r, en(errno));
+    long last = base;
+    int err = 0;
+    /* until the connect ends (at most 10 s late), then 1 s more for late SYNs */
+    for (;;) {
+        double t = now_ms() - t0;
+        if (t > end + 10000 || (done >= 0 && t > done + 1000))
+            break;
+        if (s >= 0) {
+            struct pollfd p = {.fd = s, .events = POLLOUT};
+            int pr = poll(&p, 1, 20);
+            REQ(pr >= 0, "poll: %s", en(errno));
+            if (pr > 0) {
+                done = now_ms() - t0;
+                err = so_error(s);
+                close(s);
+                s = -1;
+            }
+        } else {
+            usleep(20000);
+        }
+        long v = in_addr_errors(pid);
+        REQ(v >= 0, "cannot read Ip InAddrErrors from /proc/%s/net/snmp", pid);
+        for (; last < v; last++)
+            if (nseen < MAXSEEN)
+                seen[nseen++] = now_ms() - t0;
+    }
+    if (s >= 0)
+        close(s);
+    char list[MAXSEEN * 12] = "";
+    for (int i = 0; i < nseen && i < MAXSEEN; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%.0f", i ? ", " : "", seen[i]);
+    sem_info("SYNs arrived at %s ms; connect ended after %.0f ms (%s)", list, done, en(err));
+    char wl[MAXSEEN * 12] = "";
+    for (int i = 0; i < nwant; i++)
+        snprintf(wl + strlen(wl), sizeof wl - strlen(wl), "%s%.0f", i ? ", " : "", want[i]);
+    sem_info("want (tcp_syn_linear_timeouts %d): SYNs at %s ms, ETIMEDOUT at %.0f ms", L, wl, end);
+    REQ(done >= 0, "the connect had not ended %.0f ms after it began (want ETIMEDOUT at %.0f); SYNs at %s ms",
+        end + 10000, end, list);
+    REQ(err == ETIMEDOUT, "connect ended with %s after %.0f ms, want ETIMEDOUT", en(err), done);
+    REQ(done > end - 1000 && done < end + 2000, "ETIMEDOUT after %.0f ms, want %.0f (SYNs at %s ms)", done, end,
+        list);
+    REQ(nseen == nwant, "%d SYNs arrived (at %s ms), want %d: at %s ms", nseen, list, nwant, wl);
+    for (int i = 0; i < nwant; i++)
+        REQ(seen[i] > want[i] - 500 && seen[i] < want[i] + 500, "SYN %d arrived at %.0f ms, want %.0f (all: %s ms)",
+            i + 1, seen[i], want[i], list);
+    return 0;
+}
+
 /* ----------------------------------------------------------------- ports */
 /* 300 connections open at once: every local port distinct, within the
  * ephemeral range, never a listener's; each echoes. */
@@ -646,7 +768,8 @@ static const struct {
 } modes[] = {
     {"nb_connect", m_nb_connect, true}, {"blk_connect", m_blk_connect, true}, {"bind0", m_bind0, true},
     {"refused", m_refused, true},       {"reconnect", m_reconnect, true},       {"noarp", m_noarp, true},             {"sndtimeo", m_sndtimeo, true},
-    {"syncnt", m_syncnt, true},         {"syn_default", m_syn_default, true}, {"ports", m_ports, true},             {"c1000", m_c1000, true},
+    {"syncnt", m_syncnt, true},         {"syn_default", m_syn_default, true}, {"syn_times", m_syn_times, true},
+    {"ports", m_ports, true},             {"c1000", m_c1000, true},
     {"cold", m_cold, true},             {"exhaust", m_exhaust, false},
 };
 
