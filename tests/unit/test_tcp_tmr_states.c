@@ -31,7 +31,7 @@
  *  - keepalive: probe n at tcp_ticks - tmr > (keep_idle + n x keep_intvl) /
  *    50 ms, abort with a RST past keep_idle + keep_cnt x keep_intvl;
  *  - tcp_poll: the callback at every pollinterval-th visit (polltmr).
- * Found by this test and fixed in patch 0017 (checks 39-40 and 42 fail
+ * Found by this test and fixed in patch 0017 (checks 43-44 and 46 fail
  * without): tcp_poll on a parked pcb did not wake it (no poll callback
  * until something else did), and a pcb woken from a callback of the walk
  * itself missed the current tick's count when the walk had yet to reach
@@ -491,6 +491,35 @@ static void sc_abort_neighbour(struct tmr_bed *t, struct evlog *l)
     drop(t, &t->b, b2);
 }
 
+/* tcp_shutdown(SHUT_WR), then tcp_close 100 ticks after the peer's ACK:
+ * FIN-WAIT-2 has no timeout until the close (TF_RXCLOSED), then the
+ * removal past 20 s of silence. Ticks from the peer's ACK (the pcb's tmr). */
+static void sc_shutdown_close(struct tmr_bed *t, struct evlog *l)
+{
+    struct tcp_pcb *a, *b;
+    tmr_bed_connect(t, &a, &b, 7116);
+    l->setup = 1;
+    if (a == NULL || b == NULL)
+        return;
+    settle(&t->a, a);
+    t->a.L.tcp_shutdown(a, 0, 1);
+    tmr_bed_pump(t); /* FIN, B's ACK: FIN-WAIT-2, no timeout yet */
+    if (a->state != FIN_WAIT_2) {
+        drop(t, &t->a, a);
+        drop(t, &t->b, b);
+        return;
+    }
+    u32_t t0 = a->tmr;
+    tmr_bed_watch(t, &t->a, a);
+    run(t, &t->a, a, t0, 100, 0, l);
+    l->setup = t->err_tick >= 0;
+    if (l->setup)
+        return;
+    t->a.L.tcp_close(a);
+    run(t, &t->a, a, t0, 1000, 0, l);
+    drop(t, &t->b, b);
+}
+
 /* tcp_poll on a parked pcb: the callback every 4 visits. Ticks from the
  * tcp_poll call. */
 static void sc_poll(struct tmr_bed *t, struct evlog *l)
@@ -679,6 +708,12 @@ int main(void)
     ev(&w, 'R', 51);
     ev(&w, 'X', 51);
     rule_check(&q, &w, "tcp_abort: the neighbour's keepalive probes at 21, 31, 41, its RST at 51");
+
+    /* tcp_shutdown then tcp_close: FIN-WAIT-2's timeout from the close on */
+    both(sc_shutdown_close, &q, &r, "tcp_shutdown, tcp_close", 1);
+    memset(&w, 0, sizeof(w));
+    ev(&w, 'X', TCP_FIN_WAIT_TIMEOUT / TCP_SLOW_INTERVAL + 1);
+    rule_check(&q, &w, "tcp_shutdown, tcp_close: removed at tick 401 after the peer's ACK");
 
     /* tcp_poll on a parked pcb */
     both(sc_poll, &q, &r, "tcp_poll", 0);
