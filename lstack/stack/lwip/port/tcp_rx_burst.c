@@ -65,8 +65,8 @@
  * burst (rcv_nxt before it, noted by lwIP's per-segment hook, lwip_hooks.h:
  * the run of consecutive segments of one connection, the common shape of
  * a burst), or from the ACK the cap or an out-of-order segment sent. A
- * segment acknowledged before the burst began (lwIP's delayed ACK) is not
- * counted, as GRO does not count it. When a connection's segments are
+ * segment received before the burst and not acknowledged yet (lwIP's
+ * delayed ACK) is not counted, as GRO does not count it. When a connection's segments are
  * interleaved with another's, the count starts at the run in which it
  * first owed output: at most the one segment lwIP delayed its ACK for
  * is left out. The ACK goes after the segment that reaches 64 KiB, so it
