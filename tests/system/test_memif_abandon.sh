@@ -6,9 +6,7 @@
 # which the process is described (threads, wait channels) and killed.
 set -u
 build="${1:?usage: $0 BUILD_DIR}"
-[[ $(id -u) -eq 0 ]] || { echo "SKIP: must run as root"; exit 77; }
-dpkg-query -W -f='${db:Status-Abbrev}' librte-net-memif23 2>/dev/null | grep -q '^ii' ||
-    { echo "SKIP: DPDK's net_memif driver (librte-net-memif23) is not installed"; exit 77; }
+source "$(dirname "$0")/memif_require.sh"
 work=$(mktemp -d /tmp/lstack-memif-abandon.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 limit=${MEMIF_ABANDON_LIMIT:-60}
