@@ -285,7 +285,7 @@ int memif_port_shut(struct dpdk_nic *n, void (*late)(struct dpdk_nic *n))
                                     __ATOMIC_ACQUIRE)) {
         fprintf(stderr,
                 "lstack: warning: %s: EAL's interrupt thread did not close the port within %d ms; "
-                "leaving it open (its close stays queued there; EAL will not be cleaned up)\n",
+                "leaving it open (its close stays queued there; EAL is not cleaned up before it has run)\n",
                 n->name, MEMIF_SHUT_WAIT_MS);
         return -ETIMEDOUT;
     }
