@@ -8,6 +8,9 @@
  * left behind) are chosen by eal_args.c and reported to the caller.
  * Rejected: initialising in a library constructor (Gazelle does; it breaks
  * `daemonize yes` because a forked child would share DPDK state).
+ * EAL is not cleaned up while a memif port's close, given up on after its
+ * wait, is still queued on the interrupt thread (memif_port.c says why);
+ * only the run-time directory goes then.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -24,6 +27,7 @@
 
 #include "nic/eal_args.h"
 #include "nic/nic.h"
+#include "nic/nic_priv.h"
 
 static int eal_state; /* 0 never, 1 up, 2 cleaned up */
 static bool eal_private_mem; /* --in-memory or --no-huge: the kernel frees it all at exit */
@@ -112,7 +116,11 @@ void nic_eal_cleanup(void)
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
     bool primary = rte_eal_process_type() == RTE_PROC_PRIMARY;
-    rte_eal_cleanup();
+    if (memif_port_shut_pending())
+        fprintf(stderr, "lstack: warning: DPDK EAL left up: a memif port's close has not run on EAL's interrupt "
+                        "thread yet, and rte_eal_cleanup would close it beside that thread\n");
+    else
+        rte_eal_cleanup();
     if (primary) /* a secondary's run directory is its primary's (ltran) */
         remove_runtime_dir(dir);
     eal_state = 2;

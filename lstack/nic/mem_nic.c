@@ -577,6 +577,11 @@ void nic_mem_set_tap(struct nic *n, nic_mem_tap_fn fn, void *ctx)
     m->tap_ctx = ctx;
 }
 
+void nic_mem_set_burst(struct nic *n, uint16_t burst)
+{
+    mem_port(n)->pair->burst = burst ? burst : 32;
+}
+
 int nic_mem_inject(struct nic *n, const uint8_t *frame, uint16_t len)
 {
     struct mem_port *m = mem_port(n);

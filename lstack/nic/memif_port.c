@@ -36,6 +36,29 @@
  *     at exit with a stack mapped where the region had been, died of
  *     SIGSEGV when the interrupt thread's munmap took that stack, and exit
  *     waited for it forever (CI: 1 run in 13; here 5 in 541 with 4 cycles).
+ *     The same path closes a port whose open failed after the driver could
+ *     have begun work on the interrupt thread (port.c's failure path);
+ *   - what an abandoned close leaves: when the interrupt thread has not
+ *     closed the port within MEMIF_SHUT_WAIT_MS, the closing thread gives up
+ *     (a host stuck forever in its exit or in a failed start is worse than
+ *     a port left open) and the alarm stays queued, to close the port
+ *     whenever that thread comes to it, and then free what the closing
+ *     thread had to leave allocated (the caller's late function: the
+ *     port's queues and pools). Until it has, rte_eal_cleanup must
+ *     not run (memif_port_shut_pending, checked by eal.c). DPDK 22.11's
+ *     has the driver close every vdev port on the calling thread (beside
+ *     the driver's work: the race the hand-off exists to avoid; refused
+ *     only while the port is started), then its alarm cleanup waits for the
+ *     interrupt thread, which runs the queued close while the cleanup goes
+ *     on to unmap EAL's memory (memif-abandon with the check taken out:
+ *     "Cannot close started device", then SIGSEGV). EAL is left up instead,
+ *     with a warning; the kernel reclaims it at exit. Rejected: cancelling
+ *     the alarm before giving up (rte_eal_alarm_cancel spins while the
+ *     alarm runs, so a close stuck in the driver would hang the closing
+ *     thread after all; and a cancelled close leaves the port to
+ *     rte_eal_cleanup's close, off the interrupt thread); skipping only the
+ *     cleanup's port work (DPDK has no call for it: the device cleanup is
+ *     inside rte_eal_cleanup).
  *
  * Rejected: doing the reconnect on the polling thread (the interrupt
  * thread may be in the middle of the driver's handshake for the same port,
@@ -201,8 +224,12 @@ void memif_port_close(struct dpdk_nic *n)
 enum { SHUT_PENDING, SHUT_DONE, SHUT_ABANDONED };
 struct shut {
     struct dpdk_nic *n;
+    void (*late)(struct dpdk_nic *n);
     unsigned state;
 };
+
+/* Abandoned closes whose alarm has not finished (atomic). */
+static unsigned shut_abandoned;
 
 static void stop_close(struct dpdk_nic *n)
 {
@@ -218,11 +245,16 @@ static void shut_alarm(void *arg)
     struct shut *s = arg;
     stop_close(s->n);
     unsigned expect = SHUT_PENDING;
-    if (!__atomic_compare_exchange_n(&s->state, &expect, SHUT_DONE, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    if (!__atomic_compare_exchange_n(&s->state, &expect, SHUT_DONE, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        fprintf(stderr, "lstack: info: %s: closed at last on EAL's interrupt thread\n", s->n->name);
+        if (s->late != NULL)
+            s->late(s->n); /* frees n */
         free(s); /* abandoned */
+        __atomic_sub_fetch(&shut_abandoned, 1, __ATOMIC_RELEASE);
+    }
 }
 
-int memif_port_shut(struct dpdk_nic *n)
+int memif_port_shut(struct dpdk_nic *n, void (*late)(struct dpdk_nic *n))
 {
     if (rte_thread_is_intr()) { /* already where the driver's control work runs */
         stop_close(n);
@@ -231,7 +263,7 @@ int memif_port_shut(struct dpdk_nic *n)
     struct shut *s = malloc(sizeof(*s));
     int rc = s != NULL ? 0 : -ENOMEM;
     if (s != NULL) {
-        *s = (struct shut){.n = n, .state = SHUT_PENDING};
+        *s = (struct shut){.n = n, .late = late, .state = SHUT_PENDING};
         rc = rte_eal_alarm_set(1, shut_alarm, s);
     }
     if (rc != 0) {
@@ -246,16 +278,25 @@ int memif_port_shut(struct dpdk_nic *n)
     while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == SHUT_PENDING && now_ms() < end)
         rte_delay_us_sleep(1000);
     unsigned expect = SHUT_PENDING;
+    /* counted first: the alarm may finish, and uncount it, as soon as the
+     * state says ABANDONED */
+    __atomic_add_fetch(&shut_abandoned, 1, __ATOMIC_ACQ_REL);
     if (__atomic_compare_exchange_n(&s->state, &expect, SHUT_ABANDONED, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         fprintf(stderr,
                 "lstack: warning: %s: EAL's interrupt thread did not close the port within %d ms; "
-                "leaving it open\n",
+                "leaving it open (its close stays queued there; EAL is not cleaned up before it has run)\n",
                 n->name, MEMIF_SHUT_WAIT_MS);
         return -ETIMEDOUT;
     }
+    __atomic_sub_fetch(&shut_abandoned, 1, __ATOMIC_RELEASE);
     free(s);
     return 0;
+}
+
+bool memif_port_shut_pending(void)
+{
+    return __atomic_load_n(&shut_abandoned, __ATOMIC_ACQUIRE) != 0;
 }
 
 void memif_port_release(struct dpdk_nic *n)

@@ -250,6 +250,9 @@ void nic_mem_set_tap(struct nic *n, nic_mem_tap_fn fn, void *ctx);
  * counts against the peer's buffers). Returns 0, or -1 (longer than a
  * buffer, the peer's buffers all in use, out of memory). */
 int nic_mem_inject(struct nic *n, const uint8_t *frame, uint16_t len);
+/* The most frames one rx_burst of either port of n's pair returns from now
+ * on (nic_mem_pair's burst; 0: 32). */
+void nic_mem_set_burst(struct nic *n, uint16_t burst);
 /* Add count frame buffers to the pair's free list now (as a pool is
  * allocated up front), so that sending and cutting frames later needs no
  * malloc while fewer are in use. Returns 0, or -1 (out of memory). */

@@ -71,7 +71,12 @@ void port_rss_steer(uint16_t port, const struct rte_eth_dev_info *info, unsigned
  * the port on EAL's interrupt thread, serialised with the driver's own
  * disconnect, and wait for it (10 s at most); 0 once closed, -ETIMEDOUT
  * when the wait ran out (the port is left open: its queues and pools must
- * not be freed). Closing thread (the last queue's poller).
+ * not be freed; the close stays queued on the interrupt thread, and once it
+ * has run there, late(n), if not NULL, frees them there). Closing
+ * thread (the last queue's poller, or the opening thread after a failed
+ * open). memif_port_shut_pending: a close given up on has not run yet
+ * (rte_eal_cleanup must not run: it would close the port off the interrupt
+ * thread and unmap memory the queued close uses); any thread.
  * memif_port_release: give the guard back (after it closed).
  * memif_port_describe: the "link" items of a memif port. */
 bool memif_port_is(uint16_t port);
@@ -80,7 +85,8 @@ bool memif_port_start_failed(struct dpdk_nic *n, int rc);
 int memif_port_watch(struct dpdk_nic *n, char *err, size_t errlen);
 void memif_port_wait_link(struct dpdk_nic *n);
 void memif_port_close(struct dpdk_nic *n);
-int memif_port_shut(struct dpdk_nic *n);
+int memif_port_shut(struct dpdk_nic *n, void (*late)(struct dpdk_nic *n));
+bool memif_port_shut_pending(void);
 void memif_port_release(struct dpdk_nic *n);
 void memif_port_describe(const struct dpdk_nic *n, nic_describe_fn emit, void *ctx);
 

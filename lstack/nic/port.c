@@ -232,6 +232,13 @@ static void free_set(struct dpdk_queue_set *set)
     free(set);
 }
 
+/* A memif close given up on ran at last (memif_port_shut): its queue set
+ * goes. EAL's interrupt thread. */
+static void free_set_late(struct dpdk_nic *n)
+{
+    free_set(n->set);
+}
+
 int nic_dpdk_open_queues(const struct nic_queues_params *p, struct nic **out, struct nic_steer *steer, char *err,
                          size_t errlen)
 {
@@ -283,11 +290,8 @@ int nic_dpdk_open_queues(const struct nic_queues_params *p, struct nic **out, st
     }
     if (n->memif)
         memif_port_wait_link(n);
-    if (n->memif && memif_port_watch(n, err, errlen) != 0) {
-        if (n->started)
-            rte_eth_dev_stop(n->port);
+    if (n->memif && memif_port_watch(n, err, errlen) != 0)
         goto fail;
-    }
     port_rss_steer(port, &info, set->nb, &conf, &set->steer);
     if (steer != NULL)
         *steer = set->steer;
@@ -296,6 +300,13 @@ int nic_dpdk_open_queues(const struct nic_queues_params *p, struct nic **out, st
         out[i] = &set->q[i]->base;
     return 0;
 fail:
+    /* A memif port (guarded) is stopped, if started, and closed where the
+     * driver's own control work runs, as at close: from its start (and a
+     * server's from its probe) that work may be under way on the interrupt
+     * thread. Left open, with its queues and pools, when that does not
+     * finish (memif_port.c), until the queued close runs. */
+    if (set->q[0] != NULL && set->q[0]->memif && memif_port_shut(set->q[0], free_set_late) != 0)
+        return -1;
     free_set(set);
     return -1;
 }
@@ -322,8 +333,9 @@ void dpdk_nic_close(struct nic *nic)
     struct dpdk_nic *first = set->q[0];
     if (first->memif) {
         /* On the interrupt thread, never beside the driver's disconnect
-         * (memif_port.c); a port left open keeps its queues and pools. */
-        if (memif_port_shut(first) != 0)
+         * (memif_port.c); a port left open keeps its queues and pools
+         * until its queued close runs. */
+        if (memif_port_shut(first, free_set_late) != 0)
             return;
     } else {
         if (first->started)

@@ -15,9 +15,7 @@
 # where a hang of the end phase was; see docs/reliability.md.)
 set -u
 build="${1:?usage: $0 BUILD_DIR}"
-[[ $(id -u) -eq 0 ]] || { echo "SKIP: must run as root"; exit 77; }
-dpkg-query -W -f='${db:Status-Abbrev}' librte-net-memif23 2>/dev/null | grep -q '^ii' ||
-    { echo "SKIP: DPDK's net_memif driver (librte-net-memif23) is not installed"; exit 77; }
+source "$(dirname "$0")/memif_require.sh"
 work=$(mktemp -d /tmp/lstack-memif-race.XXXXXX)
 # EAL's run-time directories carry this run's prefix: a SIGKILLed peer
 # cannot remove its own.

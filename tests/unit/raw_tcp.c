@@ -46,7 +46,7 @@ static uint16_t fold(uint32_t sum)
 
 size_t raw_tcp_build(uint8_t *frame, size_t cap, const struct raw_seg *seg)
 {
-    size_t thl = 20 + (seg->mss != 0 ? 4u : 0u) + (seg->sack_perm ? 4u : 0u) +
+    size_t thl = 20 + (seg->mss != 0 ? 4u : 0u) + (seg->sack_perm ? 4u : 0u) + (seg->ws_on ? 4u : 0u) +
                  (seg->nsack ? 4u + 8u * seg->nsack : 0u);
     size_t total = 14 + 20 + thl + seg->len;
     if (total > cap || thl > 60 || seg->nsack > RAW_TCP_SACK_MAX)
@@ -83,6 +83,13 @@ size_t raw_tcp_build(uint8_t *frame, size_t cap, const struct raw_seg *seg)
         th[o] = th[o + 1] = 1; /* NOP NOP, kind SACK-permitted */
         th[o + 2] = 4;
         th[o + 3] = 2;
+        o += 4;
+    }
+    if (seg->ws_on) {
+        th[o] = 1; /* NOP, kind window scale */
+        th[o + 1] = 3;
+        th[o + 2] = 3;
+        th[o + 3] = seg->ws_shift;
         o += 4;
     }
     if (seg->nsack) {

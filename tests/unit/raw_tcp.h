@@ -30,6 +30,9 @@ struct raw_seg {
      * SACK blocks [sack_l[i], sack_r[i]) (at most RAW_TCP_SACK_MAX) */
     uint8_t sack_perm, nsack;
     uint32_t sack_l[4], sack_r[4];
+    /* build only: a window scale option (RFC 7323; for a SYN) of shift
+     * ws_shift when ws_on */
+    uint8_t ws_on, ws_shift;
 };
 
 #define RAW_TCP_SACK_MAX 4

@@ -4,7 +4,7 @@
  * ask for still sent.
  *
  * Two stacks back to back on the memory port, A (198.18.0.2) and B
- * (198.18.0.1, bursts of 32 frames), plus a raw peer: segments built by
+ * (198.18.0.1, bursts of 32 frames; 128 in test 8), plus a raw peer: segments built by
  * hand (raw_tcp.h), posing as A from ports A never uses, injected into B's
  * receive queue so that the test decides what one burst of B holds; B's
  * answers to those ports are recorded by a tap and go no further. One
@@ -21,7 +21,10 @@
  *      freed connection at the burst's end;
  *   6. 64 KiB between A and B (45 segments): at most one pure ACK from B a
  *      round, far fewer than one per two segments, the data whole;
- *   7. reading it: B's window update still goes out.
+ *   7. reading it: B's window update still goes out;
+ *   8. the cap: a burst of 128 full segments (187 KB) is ACKed every 64 KiB
+ *      of it, as Linux's GRO would, and at its end: three ACKs, at 45, 90
+ *      and 128 segments (without the cap: one, at 128).
  * No DPDK, no root. TAP output.
  */
 #include <arpa/inet.h>
@@ -50,6 +53,9 @@
 #define RAW_HI 30000
 #define SEEN_MAX 4096
 #define MSS 1460
+#define BURST 32      /* B's bursts: the memory port's, B's nic_read_number is BIG_BURST */
+#define BIG_BURST 128 /* test 8's burst: nic_read_number's default */
+#define ACK_CAP 65536 /* the most of a burst's data one ACK covers (tcp_rx_burst.c) */
 
 static struct pair_bed bed; /* stack A the client side, B the one under test */
 
@@ -86,22 +92,29 @@ static bool tap_b(void *ctx, const uint8_t *frame, uint16_t len)
     return true;
 }
 
-static void raw_send(uint16_t sport, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t mss, const void *data,
-                     uint16_t len)
+/* Send g (ports, numbers, flags, options, data) from the raw peer to B. */
+static void raw_xmit(struct raw_seg *g)
 {
-    struct raw_seg g = {
-        .saddr = bed.addr_a, .daddr = bed.addr_b, .sport = sport, .dport = PORT,
-        .seq = seq, .ack = ack, .flags = flags, .wnd = 65535, .mss = mss, .data = data, .len = len,
-    };
-    memcpy(g.src_mac, bed.mac_a, 6);
-    memcpy(g.dst_mac, bed.mac_b, 6);
+    g->saddr = bed.addr_a;
+    g->daddr = bed.addr_b;
+    g->dport = PORT;
+    g->wnd = 65535;
+    memcpy(g->src_mac, bed.mac_a, 6);
+    memcpy(g->dst_mac, bed.mac_b, 6);
     uint8_t frame[RAW_TCP_FRAME_MAX(MSS)];
-    size_t n = raw_tcp_build(frame, sizeof(frame), &g);
+    size_t n = raw_tcp_build(frame, sizeof(frame), g);
     static bool told;
     if ((n == 0 || nic_mem_inject(bed.nb, frame, (uint16_t)n) != 0) && !told) {
         check(0, "raw peer: a frame could not be injected");
         told = true;
     }
+}
+
+static void raw_send(uint16_t sport, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t mss, const void *data,
+                     uint16_t len)
+{
+    struct raw_seg g = {.sport = sport, .seq = seq, .ack = ack, .flags = flags, .mss = mss, .data = data, .len = len};
+    raw_xmit(&g);
 }
 
 /* The raw peer's connection: its port, its next sequence number, B's. */
@@ -139,13 +152,16 @@ static unsigned poll_b(uint16_t port, unsigned *acks, uint32_t *last_ack, uint32
     return rx;
 }
 
-static int raw_open(struct lsock *l, uint16_t port, struct raw_conn *c)
+/* The raw peer connects from port; ws: its SYN offers window scaling (B's
+ * whole receive window, 256 KiB, instead of 64 KiB). */
+static int raw_open(struct lsock *l, uint16_t port, bool ws, struct raw_conn *c)
 {
     c->port = port;
     c->seq = 1000000u * port;
     c->s = NULL;
     unsigned from = seen.n;
-    raw_send(port, TH_SYN, c->seq, 0, MSS, NULL, 0);
+    struct raw_seg syn = {.sport = port, .seq = c->seq, .flags = TH_SYN, .mss = MSS, .ws_on = ws, .ws_shift = 7};
+    raw_xmit(&syn);
     pair_pump(bed.a, bed.b, 3);
     const struct raw_seg *sa = NULL;
     for (unsigned i = from; i < seen.n; i++)
@@ -265,6 +281,41 @@ static void test_rst_in_burst(struct raw_conn *c)
            "data and a RST in one burst: nothing sent for the freed connection (saw %u frames, events %#x)", sent, ev);
 }
 
+/* 8. */
+static void test_burst_cap(struct raw_conn *c)
+{
+    /* What the cap asks for: an ACK after the segment that brings the
+     * burst's unACKed data to ACK_CAP, counting again from there, and
+     * one at the burst's end for the rest (two segments or more). */
+    uint32_t want[8];
+    unsigned nwant = 0;
+    for (unsigned k = 1, from = 0; k <= BIG_BURST && nwant < 8; k++) {
+        if ((k - from) * MSS >= ACK_CAP || (k == BIG_BURST && k - from >= 2)) {
+            want[nwant++] = c->seq + k * MSS;
+            from = k;
+        }
+    }
+    nic_mem_set_burst(bed.nb, BIG_BURST);
+    for (unsigned k = 0; k < BIG_BURST; k++)
+        raw_data(c, k);
+    uint32_t last = 0, acknos[8] = {0};
+    unsigned acks = 0;
+    unsigned rx = poll_b(c->port, &acks, &last, acknos, 8);
+    nic_mem_set_burst(bed.nb, BURST);
+    bool right = rx == BIG_BURST && acks == nwant;
+    char saw[160] = "", *at = saw;
+    for (unsigned i = 0; i < acks && i < 8; i++) {
+        right = right && acknos[i] == want[i];
+        at += snprintf(at, (size_t)(saw + sizeof(saw) - at), " %+.2f", (double)(acknos[i] - c->seq) / MSS);
+    }
+    checkf(right,
+           "%u full segments in one burst: an ACK every 64 KiB of it and at its end (%u frames in; ACKs at "
+           "segment%s; want %u ACKs, at %u, %u, ... segments; without the cap: one)",
+           BIG_BURST, rx, acks ? saw : " (none)", nwant, nwant ? (want[0] - c->seq) / MSS : 0,
+           nwant > 1 ? (want[1] - c->seq) / MSS : 0);
+    c->seq += BIG_BURST * MSS;
+}
+
 /* 6 and 7. */
 static void test_pair_bulk(void)
 {
@@ -351,38 +402,45 @@ int main(void)
 {
     for (size_t i = 0; i < sizeof(payload); i++)
         payload[i] = (uint8_t)i;
-    if (pair_bed_open(&bed, "tcp_conn_count = 16;", "tcp_conn_count = 16; nic_read_number = 32;") != 0) {
+    /* B reads up to BIG_BURST frames a round; its port hands it BURST
+       (but in test 8) */
+    if (pair_bed_open(&bed, "tcp_conn_count = 16;", "tcp_conn_count = 16; nic_read_number = 128;") != 0) {
         check(0, "stacks open");
         return tap_done();
     }
     nic_mem_set_tap(bed.nb, tap_b, NULL);
+    nic_mem_set_burst(bed.nb, BURST);
     pair_pump(bed.a, bed.b, 10);
 
     struct lsock *l = NULL;
     check(lsock_new(bed.b, &l) == 0 && lsock_bind(l, htonl(INADDR_ANY), htons(PORT)) == 0 && lsock_listen(l, 16) == 0,
           "listener on B");
-    struct raw_conn c1 = {0}, c2 = {0}, c3 = {0};
-    if (raw_open(l, RAW_LO + 1, &c1) == 0) {
+    struct raw_conn c1 = {0}, c2 = {0}, c3 = {0}, c4 = {0};
+    if (raw_open(l, RAW_LO + 1, false, &c1) == 0) {
         test_burst_one_ack(&c1);
         test_single_frame_bursts(&c1);
         test_delayed_ack_timer(&c1);
     } else {
         check(0, "raw connection 1");
     }
-    if (raw_open(l, RAW_LO + 2, &c2) == 0)
+    if (raw_open(l, RAW_LO + 2, false, &c2) == 0)
         test_gap_dupacks(&c2);
     else
         check(0, "raw connection 2");
-    if (raw_open(l, RAW_LO + 3, &c3) == 0)
+    if (raw_open(l, RAW_LO + 3, false, &c3) == 0)
         test_rst_in_burst(&c3);
     else
         check(0, "raw connection 3");
+    if (raw_open(l, RAW_LO + 4, true, &c4) == 0)
+        test_burst_cap(&c4);
+    else
+        check(0, "raw connection 4");
     test_pair_bulk();
 
     /* the accepted sockets are the test's (a RST may have ended the
        connection under one; the socket is still there to close) */
-    struct raw_conn *cs[] = {&c1, &c2, &c3};
-    for (size_t i = 0; i < 3; i++)
+    struct raw_conn *cs[] = {&c1, &c2, &c3, &c4};
+    for (size_t i = 0; i < 4; i++)
         if (cs[i]->s != NULL)
             lsock_close(cs[i]->s);
     lsock_close(l);

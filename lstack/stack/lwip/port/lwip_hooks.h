@@ -44,18 +44,26 @@ struct tcp_hdr;
 struct pbuf;
 err_t lstack_tcp_listen_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, u16_t optlen, u16_t opt1len,
                               const u8_t *opt2, const struct pbuf *p);
-/* And for a connection's segment inside a receive burst (patch 0018,
- * port/tcp_rx_burst.c): an ACK owed since an earlier segment of the burst
- * (TF_ACK_NOW) goes out first when this segment is not the next in order,
- * so that the duplicate ACK lwIP sends for it stays a duplicate (without
- * the deferral, that ACK had left already). */
+/* And for an ESTABLISHED connection's segment inside a receive burst
+ * (patch 0018, port/tcp_rx_burst.c):
+ *   - a new run of segments of one connection is noted with the connection's
+ *     rcv_nxt before it (where the burst's data for the ACK cap starts to
+ *     count; lstack_tcp_burst_run, _run_from);
+ *   - an ACK owed since an earlier segment of the burst (TF_ACK_NOW) goes out
+ *     first when this segment is not the next in order, so that the
+ *     duplicate ACK lwIP sends for it stays a duplicate (without the
+ *     deferral, that ACK had left already). */
 #define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p)                                \
     ((pcb)->state == LISTEN                                                                          \
          ? lstack_tcp_listen_input((pcb), (hdr), (optlen), (opt1len), (opt2), (p))                   \
-         : ((lstack_tcp_in_burst && ((pcb)->flags & TF_ACK_NOW) && (pcb)->state == ESTABLISHED &&     \
-             (hdr)->seqno != (pcb)->rcv_nxt)                                                         \
-                ? lstack_tcp_burst_out_of_order(pcb)                                                 \
-                : ERR_OK))
+         : (lstack_tcp_in_burst && (pcb)->state == ESTABLISHED)                                      \
+               ? ((void)((pcb) != lstack_tcp_burst_run                                               \
+                             ? (lstack_tcp_burst_run = (pcb), lstack_tcp_burst_run_from = (pcb)->rcv_nxt) \
+                             : 0),                                                                   \
+                  (((pcb)->flags & TF_ACK_NOW) && (hdr)->seqno != (pcb)->rcv_nxt)                    \
+                      ? lstack_tcp_burst_out_of_order(pcb)                                           \
+                      : ERR_OK)                                                                      \
+               : ERR_OK)
 
 /* Patch 0015: a datagram ip4_reass made whole, before lwIP's protocol
  * input; nonzero: taken (given to another stack, p freed). port/reass_route.c. */
@@ -66,9 +74,15 @@ int lstack_ip4_reassembled(struct pbuf *p, struct netif *inp);
 /* Patch 0018: the tcp_output tcp_input runs after a segment (when patch
  * 0016's gate finds work), left for the end of the stack's receive burst
  * for an ESTABLISHED connection without out-of-order data, once per
- * connection (port/tcp_rx_burst.c); outside a burst, at once as before. */
+ * connection (port/tcp_rx_burst.c) - and at once whenever 64 KiB of the
+ * burst's data for it is unACKed (the cap); outside a burst, at once as
+ * before. */
 struct tcp_pcb;
 extern u8_t lstack_tcp_in_burst;
+/* The connection whose run of segments the burst is in (NULL: none yet, or
+ * it was freed), and its rcv_nxt before the run. */
+extern struct tcp_pcb *lstack_tcp_burst_run;
+extern u32_t lstack_tcp_burst_run_from;
 void lstack_tcp_output_owe(struct tcp_pcb *pcb);
 /* A segment of pcb's that is not the next in order, while an ACK is owed:
  * the ACK now (tcp_output). Returns ERR_OK (the segment goes on). */

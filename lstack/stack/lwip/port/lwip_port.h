@@ -155,6 +155,7 @@ struct lstack_lwip_burst_stats {
     uint64_t outputs;         /* tcp_output calls at bursts' ends */
     uint64_t overflow;        /* outputs sent at once: the list was full */
     uint64_t flushed;         /* owed ACKs sent early: a segment out of order followed */
+    uint64_t capped;          /* owed output sent early: 64 KiB of the burst unACKed */
 };
 void lstack_lwip_burst_stats(struct lstack_lwip_burst_stats *out);
 
