@@ -253,8 +253,7 @@ r_dir() { echo "${R_DIR[$1]}"; }
 # r_alive NAME : the process runs (not a zombie).
 r_alive() {
     local pid="${R_PID[$1]:-}"
-    [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null &&
-        [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]]
+    [[ -n "$pid" ]] && tb_running "$pid"
 }
 
 # r_cli NAME ARGS... : redis-cli from the client ns to NAME (30 s bound).
@@ -527,13 +526,8 @@ r_bench_bg() {
 # r_bench_wait PID LOG WHAT : wait (R_BENCH_TIMEOUT, default 300 s) for a
 # background benchmark and check it like r_bench.
 r_bench_wait() {
-    local pid="$1" log="$2" what="$3" rc=0 i
-    for ((i = 0; i < ${R_BENCH_TIMEOUT:-300} * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" == Z ]] && break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]]; then
+    local pid="$1" log="$2" what="$3" rc=0
+    if ! tb_wait_gone "$pid" "${R_BENCH_TIMEOUT:-300}"; then
         kill -KILL "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
         r__bench_check "$log" 124 "$what"

@@ -59,9 +59,15 @@ done
 grep -q '^csem_peer: listening' "$plog" || t_fail "csem_peer did not start: $(cat "$plog")"
 t_ok "csem_peer (kernel echo server) on $TB_IP_CLI:$PORT, pid $ppid"
 
-# run_csem LOG RANGE MODES : csem in the server namespace with that ephemeral range
+# run_csem LOG RANGE MODES : csem in the server namespace with that ephemeral
+# range. csem must exit within 30 s of its last line ("csem: N modes") and
+# within 600 s in all; otherwise it is described (threads, wait channels,
+# stacks: into HANGS, printed at the end of the output so that a log's tail
+# has it) and SIGKILLed, and its exit status is "killed" (a failure).
+HANGS="$T_WORK/hangs.txt"
+csem_bad=()
 run_csem() {
-    local log="$1" range="$2" modes="$3" rc=0
+    local log="$1" range="$2" modes="$3" rc=0 pid start done_at=""
     ip netns exec "$TB_NS_SRV" sysctl -qw net.ipv4.ip_local_port_range="$range" || t_fail "ip_local_port_range"
     # SYN retries without TCP_SYNCNT (mode syn_default): ETIMEDOUT after 7 s
     ip netns exec "$TB_NS_SRV" sysctl -qw net.ipv4.tcp_syn_retries="${CSEM_SYN_RETRIES:-2}" || t_fail "tcp_syn_retries"
@@ -70,14 +76,42 @@ run_csem() {
             t_fail "tcp_syn_linear_timeouts (Linux 6.6 on)"
     fi
     if r_is_lstack; then
-        ip netns exec "$TB_NS_SRV" timeout 600 env LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=csem CSEM_PEER_NS_PID="$ppid" \
+        ip netns exec "$TB_NS_SRV" env LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=csem CSEM_PEER_NS_PID="$ppid" \
             LSTACK_CONF_PATH="$R_CONF" "$CSEM" "$modes" "$R_HOST" "$TB_IP_CLI" "$PORT" "$CLOSED" "$NOARP" "$FAR" "$COLD" \
-            >"$log" 2>&1 || rc=$?
+            >"$log" 2>&1 &
     else
-        ip netns exec "$TB_NS_SRV" timeout 600 env CSEM_PEER_NS_PID="$ppid" "$CSEM" "$modes" "$R_HOST" "$TB_IP_CLI" "$PORT" "$CLOSED" \
-            "$NOARP" "$FAR" "$COLD" >"$log" 2>&1 || rc=$?
+        ip netns exec "$TB_NS_SRV" env CSEM_PEER_NS_PID="$ppid" "$CSEM" "$modes" "$R_HOST" "$TB_IP_CLI" "$PORT" \
+            "$CLOSED" "$NOARP" "$FAR" "$COLD" >"$log" 2>&1 &
+    fi
+    pid=$!
+    R_BG_PIDS+=("$pid")
+    start=$SECONDS
+    while ! tb_wait_gone "$pid" 1; do
+        [[ -z "$done_at" ]] && grep -q '^csem: [0-9]* modes' "$log" && done_at=$SECONDS
+        if ((SECONDS - start >= 600)) || { [[ -n "$done_at" ]] && ((SECONDS - done_at >= 30)); }; then
+            {
+                if [[ -n "$done_at" ]]; then
+                    echo "# csem $modes (pid $pid) still running 30 s after its last line: SIGKILL. What it was doing:"
+                else
+                    echo "# csem $modes (pid $pid) still running after 600 s: SIGKILL. What it was doing:"
+                fi
+                echo "# its last output:"
+                tail -n 5 "$log" | sed 's/^/#   | /'
+                tb_describe_pid "$pid" | sed 's/^/# /'
+            } >>"$HANGS" 2>&1
+            kill -KILL "$pid" 2>/dev/null
+            rc=killed
+            break
+        fi
+    done
+    if [[ "$rc" == killed ]]; then
+        wait "$pid" 2>/dev/null
+    else
+        wait "$pid" 2>/dev/null || rc=$?
     fi
     echo "# csem $modes (range $range): exit status $rc"
+    # 1 is csem's "a mode failed" (reported per mode); anything else is not
+    [[ "$rc" == 0 || "$rc" == 1 ]] || csem_bad+=("csem $modes: exit status $rc")
 }
 
 failed=0
@@ -128,10 +162,13 @@ for f in "$T_WORK"/csem*.log; do
     fi
 done
 kill -0 "$ppid" 2>/dev/null || t_fail "csem_peer died: $(tail -n 5 "$plog")"
+# the hang reports last: a log's tail shows them
+[[ -s "$HANGS" ]] && cat "$HANGS"
 if ((failed)); then
     echo "FAIL: $failed of $n modes failed (logs: $T_WORK, kept)"
     T_KEEP_LOG=1
     exit 1
 fi
+((${#csem_bad[@]} == 0)) || t_fail "every mode passed, but ${csem_bad[*]}"
 t_ok "all $n client-side modes pass on $R_TARGET"
 t_pass

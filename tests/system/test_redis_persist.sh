@@ -69,12 +69,7 @@ t_ok "3 rounds of BGSAVE + BGREWRITEAOF completed during redis-benchmark (status
 [[ "$(r_info srv aof_last_write_status)" == ok ]] || r_fail "aof_last_write_status=$(r_info srv aof_last_write_status)"
 # (SIGTERM: a background job of a non-interactive shell ignores SIGINT)
 kill -TERM "$bpid" 2>/dev/null
-for ((i = 0; i < 100; i++)); do
-    kill -0 "$bpid" 2>/dev/null || break
-    [[ "$(awk '{print $3}' "/proc/$bpid/stat" 2>/dev/null)" == Z ]] && break
-    sleep 0.1
-done
-if kill -0 "$bpid" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$bpid/stat" 2>/dev/null)" != Z ]]; then
+if ! tb_wait_gone "$bpid" 10; then
     echo "   redis-benchmark ignored SIGTERM for 10 s: SIGKILL"
     kill -KILL "$bpid" 2>/dev/null
 fi

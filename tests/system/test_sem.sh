@@ -47,26 +47,30 @@ r__check_mode "$slog" || t_fail "sem_server: wrong stack_thread_mode"
 t_ok "sem_server listening on $R_TARGET ($R_HOST:$PORT), pid $spid${LSTACK_TEST_STACK_MODE:+ ($LSTACK_TEST_STACK_MODE)}"
 
 crc=0
+hang=""
 ip netns exec "$TB_NS_CLI" timeout 900 "$CLI" "${SEM_MODES:-all}" "$R_HOST" "$PORT" >"$clog" 2>&1 || crc=$?
 src=""
-for ((i = 0; i < 300; i++)); do
-    kill -0 "$spid" 2>/dev/null || break
-    [[ "$(awk '{print $3}' "/proc/$spid/stat" 2>/dev/null)" == Z ]] && break
-    sleep 0.1
-done
-if kill -0 "$spid" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$spid/stat" 2>/dev/null)" != Z ]]; then
-    echo "   sem_server still running 30 s after the client finished: SIGKILL"
-    # What it was doing (a hang seen once in CI, cause unknown): its last
-    # lines, each thread's kernel wait channel, and the threads' stacks.
-    echo "   sem_server's last output:"
-    tail -n 5 "$slog" | sed 's/^/   | /'
-    for t in /proc/"$spid"/task/*; do
-        echo "   thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): wchan $(cat "$t/wchan" 2>/dev/null)"
-    done
-    if command -v gdb >/dev/null; then
-        timeout 60 gdb -p "$spid" -batch -ex "thread apply all bt 12" 2>/dev/null |
-            grep -E '^(Thread|#)' | head -n 80 | sed 's/^/   | /'
-    fi
+# tb_wait_gone's status alone decides (sem-multi's "hang" in CI, twice, was
+# a second look at a process that bash had just reaped: see tb_running).
+if ! tb_wait_gone "$spid" 30; then
+    # What it was doing: its last lines, the stack's and the client
+    # namespace's view of the connections, each thread's wait channel and
+    # stack. Kept in a file and printed at the end of the output, after the
+    # mode list, so that a log's tail has it.
+    hang="$T_WORK/hang.txt"
+    {
+        echo "# sem_server (pid $spid) still running 30 s after the client finished: SIGKILL. What it was doing:"
+        echo "# its last output:"
+        tail -n 5 "$slog" | sed 's/^/#   | /'
+        if r_is_lstack && [[ -x "$T_BUILD/tools/stackctl" ]]; then
+            echo "# stackctl show connections (the stack's view):"
+            timeout 10 "$T_BUILD/tools/stackctl" -p "$spid" show connections 2>&1 | head -n 20 | sed 's/^/#   | /'
+        fi
+        echo "# ss -tan in the client namespace (port $PORT):"
+        ip netns exec "$TB_NS_CLI" ss -tan "( sport = :$PORT or dport = :$PORT )" 2>&1 | head -n 20 |
+            sed 's/^/#   | /'
+        tb_describe_pid "$spid" | sed 's/^/# /'
+    } >"$hang" 2>&1
     kill -KILL "$spid" 2>/dev/null
     src=killed
 fi
@@ -98,10 +102,13 @@ for entry in "${modes[@]}"; do
     grep -hE "^# (server|client) $m: " "$slog" "$clog" | sed 's/^/    /'
 done
 echo "# sem_server exit status: $src; sem_client exit status: $crc"
+grep -hE '^# client quit: ' "$clog"
 if grep -qvE '^(ok|not ok) - |^# |^sem_server: ' "$slog"; then
     echo "# sem_server other output (preload messages?):"
     grep -vE '^(ok|not ok) - |^# |^sem_server: ' "$slog" | head -n 20 | sed 's/^/#   | /'
 fi
+# the hang report last: a log's tail shows it
+[[ -z "$hang" ]] || cat "$hang"
 if ((failed)); then
     echo "FAIL: $failed of $n modes failed (logs: $T_WORK, kept)"
     T_KEEP_LOG=1

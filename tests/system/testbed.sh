@@ -627,16 +627,57 @@ tb_lstackd_stat() {
     tb_stat_value "$line" "$1"
 }
 
+# tb_running PID : PID runs: one of its threads exists and is not a zombie
+# (a leader that has exited while its other threads run is a zombie, the
+# process is not). Each thread's /proc stat is read once and that read
+# decides: a child of this shell can be reaped by bash (SIGCHLD) at any
+# moment, so "kill -0 succeeds, then the state is not Z" proves nothing:
+# the second look finds no file once the zombie is reaped. sem-multi failed
+# that way in CI twice, and here once in 10 runs: "still running 30 s after
+# the client finished" 2 s after it, with no thread left to describe (the
+# leader is a zombie until exit_group's last thread is gone, then reaped).
+tb_running() {
+    local t st
+    for t in /proc/"$1"/task/*/stat; do
+        { read -r st <"$t"; } 2>/dev/null || continue
+        st="${st##*) }" # past "(comm)", which may contain spaces
+        [[ -n "$st" && "${st:0:1}" != Z && "${st:0:1}" != X ]] && return 0
+    done
+    return 1
+}
+
 # tb_wait_gone PID SECONDS : until PID has exited (gone, or a zombie waiting
-# to be reaped); 1 if it still runs after SECONDS.
+# to be reaped); 1 if it still runs after SECONDS. Decide on this status
+# alone: a second look (kill -0, /proc) races with the reaping.
 tb_wait_gone() {
     local pid="$1" t="$2" i
     for ((i = 0; i < t * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" == Z ]] && return 0
+        tb_running "$pid" || return 0
         sleep 0.1
     done
-    return 1
+    ! tb_running "$pid"
+}
+
+# tb_describe_pid PID... : what each process is doing, for a report of a
+# hang: its command line, each thread's state, kernel wait channel and
+# system call, and (gdb installed) every thread's stack. Prints nothing for
+# a pid that is gone. Takes up to 60 s per process (gdb).
+tb_describe_pid() {
+    local p t
+    for p in "$@"; do
+        [[ -d /proc/$p ]] || continue
+        echo "--- pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+        for t in /proc/"$p"/task/*; do
+            echo "    thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): state $(cut -d' ' -f3 "$t/stat" 2>/dev/null)," \
+                "wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+        done
+        if command -v gdb >/dev/null; then
+            timeout 60 gdb -p "$p" -batch -ex "thread apply all bt 20" 2>/dev/null |
+                grep -E '^(Thread|#)' | head -n 160 | sed 's/^/    | /'
+        else
+            echo "    (no gdb: no stacks)"
+        fi
+    done
 }
 
 tb_lstackd_running() {

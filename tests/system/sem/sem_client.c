@@ -108,10 +108,12 @@ int main(int argc, char **argv)
     }
     /* end a server serving "all" (one serving a single mode is gone already) */
     int q = connect_to(host, port);
-    if (q >= 0) {
-        send_str(q, "quit\n");
+    if (q < 0)
+        printf("# client quit: connect failed: %s (the server is not told to end)\n", en(errno));
+    else if (send_str(q, "quit\n") != 0)
+        printf("# client quit: send failed: %s\n", en(errno));
+    if (q >= 0)
         close(q);
-    }
     printf("sem_client: %d modes, %d failed\n", ran, failed);
     return failed ? 1 : 0;
 }
