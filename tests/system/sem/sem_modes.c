@@ -1140,42 +1140,57 @@ static int cli_rstonclose(int *pc, const char *host, int port)
 }
 
 /* --------------------------------------------------------- epolltimeout */
-/* Idle waits last their timeout: epoll_wait / epoll_pwait / poll (100 ms):
- * 100..130 ms; a zero timeout returns at once. */
+/* Idle waits last their timeout: epoll_wait / epoll_pwait / poll (100 ms)
+ * return 0 after 100..130 ms; a zero timeout returns at once. A loaded
+ * 2-CPU machine can run a woken thread 100 ms or more late (seen: 131-240
+ * ms under CI-like load, now and then), so each wait is tried up to three
+ * times: every try must return 0, no sooner than 100 ms and within 400 ms,
+ * and one of them within 130 ms (a wait that is late every time, as with a
+ * coarse tick, still fails). */
+enum { IDLE_TRIES = 3 };
+
+/* One idle wait of kind k (0 epoll_wait, 1 epoll_pwait, 2 poll on c) for
+ * 100 ms: its result, its time in *dt. */
+static int idle_wait(int k, int ep, int c, double *dt)
+{
+    struct epoll_event evs[4];
+    sigset_t mask;
+    sigemptyset(&mask);
+    double t0 = now_ms();
+    int n = k == 0 ? epoll_wait(ep, evs, 4, 100) : k == 1 ? epoll_pwait(ep, evs, 4, 100, &mask) : wait_fd(c, POLLIN, 100);
+    *dt = now_ms() - t0;
+    return n;
+}
+
 static int srv_epolltimeout(int L, int *pc, int port)
 {
     (void)L;
     (void)port;
     int c = *pc;
+    static const char *const what[] = {"epoll_wait(100)", "epoll_pwait(100)", "poll(100)"};
     struct epoll_event evs[4];
     int ep = epoll_create1(0);
     REQ(ep >= 0, "epoll_create1: %s", en(errno));
     REQ(ep_add(ep, c, EPOLLIN | EPOLLRDHUP, 1) == 0, "EPOLL_CTL_ADD: %s", en(errno));
-    char msg[160] = "";
-    for (int i = 0; i < 3; i++) {
-        double t0 = now_ms();
-        int n = epoll_wait(ep, evs, 4, 100);
-        double dt = now_ms() - t0;
-        snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s%.1f", i ? ", " : "", dt);
-        REQ(n == 0, "idle epoll_wait(100): %d (%s)", n, n < 0 ? en(errno) : evs_str(evs[0].events));
-        REQ(dt >= 100 && dt <= 130, "idle epoll_wait(100) returned after %.1f ms, want 100..130", dt);
+    for (int k = 0; k < 3; k++) {
+        char msg[160] = "";
+        bool close_one = false;
+        for (int i = 0; i < IDLE_TRIES && !close_one; i++) {
+            double dt = 0;
+            int n = idle_wait(k, ep, c, &dt);
+            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s%.1f", i ? ", " : "", dt);
+            REQ(n == 0, "idle %s: %d (%s)", what[k], n, n < 0 ? en(errno) : "events");
+            REQ(dt >= 100 && dt <= 400, "idle %s returned after %.1f ms, want 100..130 (tries: %s ms)", what[k], dt,
+                msg);
+            close_one = dt <= 130;
+        }
+        REQ(close_one, "idle %s: %s ms in %d tries, want one within 100..130", what[k], msg, IDLE_TRIES);
+        sem_info("%s: %s ms", what[k], msg);
     }
-    sem_info("epoll_wait(100): %s ms", msg);
-    sigset_t mask;
-    sigemptyset(&mask);
     double t0 = now_ms();
-    int n = epoll_pwait(ep, evs, 4, 100, &mask);
+    int n = epoll_wait(ep, evs, 4, 0);
     double dt = now_ms() - t0;
-    REQ(n == 0 && dt >= 100 && dt <= 130, "idle epoll_pwait(100): %d after %.1f ms, want 0 after 100..130", n, dt);
-    t0 = now_ms();
-    n = epoll_wait(ep, evs, 4, 0);
-    dt = now_ms() - t0;
     REQ(n == 0 && dt < 20, "idle epoll_wait(0): %d after %.1f ms, want 0 at once", n, dt);
-    t0 = now_ms();
-    n = wait_fd(c, POLLIN, 100);
-    dt = now_ms() - t0;
-    REQ(n == 0 && dt >= 100 && dt <= 130, "idle poll(100): %d after %.1f ms, want 0 after 100..130", n, dt);
-    sem_info("epoll_pwait(100) ok, poll(100): %.1f ms", dt);
     close(ep);
     return 0;
 }
@@ -1502,17 +1517,29 @@ static int srv_mixed(int L, int *pc, int port)
     REQ(n == 2 && evs[0].data.u64 + evs[1].data.u64 == 3, "pipe and socket both readable: %d events, want 2", n);
     REQ(read(p[0], buf, 1) == 1, "read pipe: %s", en(errno));
     REQ(read(c, buf, sizeof buf) == 5, "read socket: %s", en(errno));
-    /* a blocked wait woken by another thread writing the pipe */
-    pthread_t th;
-    struct pipe_writer w = {p[1], 50};
-    REQ(pthread_create(&th, NULL, pipe_writer_thread, &w) == 0, "pthread_create");
-    t0 = now_ms();
-    n = epoll_wait(ep, evs, 4, 2000);
-    dt = now_ms() - t0;
-    pthread_join(th, NULL);
-    REQ(n == 1 && evs[0].data.u64 == 1, "blocked epoll_wait, pipe written by a thread after 50 ms: %d events", n);
-    REQ(dt >= 45 && dt < 150, "blocked epoll_wait woke %.1f ms after the start (pipe written at 50 ms)", dt);
-    sem_info("epoll_wait woken by the pipe after %.1f ms", dt);
+    /* a blocked wait woken by another thread writing the pipe 50 ms in:
+     * up to three tries (a loaded 2-CPU machine can run the woken thread
+     * late: 216 ms seen once), each at 45 ms or later and within 1 s, one
+     * of them within 150 ms */
+    char msg[160] = "";
+    bool close_one = false;
+    for (int i = 0; i < 3 && !close_one; i++) {
+        pthread_t th;
+        struct pipe_writer w = {p[1], 50};
+        REQ(pthread_create(&th, NULL, pipe_writer_thread, &w) == 0, "pthread_create");
+        t0 = now_ms();
+        n = epoll_wait(ep, evs, 4, 2000);
+        dt = now_ms() - t0;
+        pthread_join(th, NULL);
+        snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s%.1f", i ? ", " : "", dt);
+        REQ(n == 1 && evs[0].data.u64 == 1, "blocked epoll_wait, pipe written by a thread after 50 ms: %d events", n);
+        REQ(dt >= 45 && dt < 1000, "blocked epoll_wait woke %.1f ms after the start (pipe written at 50 ms)", dt);
+        REQ(read(p[0], buf, 1) == 1, "read pipe: %s", en(errno));
+        close_one = dt < 150;
+    }
+    REQ(close_one, "blocked epoll_wait woke %s ms after the start in 3 tries (pipe written at 50 ms), want one < 150",
+        msg);
+    sem_info("epoll_wait woken by the pipe after %s ms", msg);
     close(ep);
     close(p[0]);
     close(p[1]);
@@ -1546,7 +1573,7 @@ const struct sem_mode sem_modes[] = {
     {"dontwait", "MSG_DONTWAIT: EAGAIN both ways on a blocking socket", srv_dontwait, cli_dontwait},
     {"sigpipe", "after shutdown(WR): EPIPE; SIGPIPE unless MSG_NOSIGNAL", srv_sigpipe, cli_wait},
     {"sigpipe_rst", "after peer RST: EPIPE; SIGPIPE unless MSG_NOSIGNAL", srv_sigpipe_rst, cli_rst},
-    {"epolltimeout", "idle epoll_wait/epoll_pwait/poll(100) last 100..130 ms", srv_epolltimeout, cli_wait},
+    {"epolltimeout", "idle epoll_wait/epoll_pwait/poll(100) last 100..130 ms (one of 3 tries)", srv_epolltimeout, cli_wait},
     {"select", "select / pselect on a stack socket (and with a pipe)", srv_select, cli_send1},
     {"fionread", "FIONREAD", srv_fionread, cli_fionread},
     {"dup", "dup / dup2 / dup3 share the connection", srv_dup, cli_dup},
