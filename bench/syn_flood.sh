@@ -102,7 +102,8 @@
 # veth's receive (the flooder's, FLOOD_CPU), where RCU callbacks run in
 # whatever task holds it, the probe too (session 10: `dst_destroy` in the
 # probe's samples during its slow PINGs; with this knob the flood's
-# 0.2-0.3 ms mode stayed, so not all those entries are these). A raw-table PREROUTING drop
+# 0.2-0.3 ms mode stayed: most of those entries were hping3's own, see
+# SF_CLI_GW). A raw-table PREROUTING drop
 # of the stack's address (iptables, before the route lookup; af_packet's
 # tap has its copy by then) stops that; on a NIC the kernel never sees the
 # stack's frames. Needs iptables (Debian package `iptables`).
@@ -125,6 +126,25 @@
 # when the host is busy, docs/reliability.md session 10), which the flood,
 # keeping that CPU busy, hides. A client on another machine than the flood
 # would not see its CPU's state change with the flood.
+# SF_CLI_GW=1 gives the client namespace a host route to each server's
+# address through that address itself (`ip route add A/32 via A onlink`):
+# the same neighbour, the same frames. hping3 sends through a raw socket
+# that writes its own IP header (IPPROTO_RAW), and Linux looks up such a
+# send's route with FLOWI_FLAG_KNOWN_NH, which skips the nexthop's cached
+# route unless the nexthop is a link-scope gateway (`__mkroute_output`):
+# on the bed's connected route every SYN allocates an uncached route entry
+# in hping3's sendto, and frees it through RCU on the flooder's CPU, in
+# whatever task holds FLOOD_CPU when the callbacks run, the real-time probe
+# too (session 11: perf of `kmem:kmem_cache_alloc` -g on FLOOD_CPU, 27,608
+# of 28,280 route-entry allocations in 1 s of flood from `raw_sendmsg`; 0
+# with this route). A flood from another machine pays that on its own CPU;
+# both targets alike. SF_DST=1 prints the route-entry allocations on
+# FLOOD_CPU over 1 s of the flood by caller, before the flood probe starts
+# (`perf record -e kmem:kmem_cache_alloc -g`; it slows the flood meanwhile).
+# Every run prints the client veth's frames over the flood (SYNs out,
+# server replies in) and the client's frame rate during the flood probe;
+# a flood probe without a flood (under 20,000 frames/s: hping3's time
+# bound ran out before the probe ended) is marked NO FLOOD.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -152,6 +172,12 @@ if [[ "${SF_CLI_SINK:-0}" != 0 ]]; then
         ip -n "$TB_NS_CLI" link set sfsink arp off up &&
         ip netns exec "$TB_NS_CLI" sysctl -qw net.ipv4.ip_forward=1 &&
         ip -n "$TB_NS_CLI" route add default via 10.255.255.2 dev sfsink onlink; } || r_fail "cannot set up the client namespace's sink"
+fi
+if [[ "${SF_CLI_GW:-0}" != 0 ]]; then
+    for a in "$TB_IP_STACK" "$TB_IP_KERNEL"; do
+        ip -n "$TB_NS_CLI" route add "$a/32" via "$a" dev "$TB_IF_CLI" onlink ||
+            r_fail "cannot add a host route to $a via itself in $TB_NS_CLI"
+    done
 fi
 if [[ "${SF_SRV_DROP:-0}" != 0 ]]; then
     IPT=$(command -v iptables-legacy || command -v iptables) || r_fail "SF_SRV_DROP needs iptables (apt-get install iptables)"
@@ -258,6 +284,33 @@ in_addr_errors() {
         $1 == "Ip:" && h { print $c; exit }' /proc/net/snmp
 }
 
+# dst_record FILE : 1 s of slab allocations on FLOOD_CPU with their call
+# chains (SF_DST); dst_report FILE, after the flood (its perf script takes
+# seconds of CPU): the route entries among them, by the caller that made them
+dst_record() {
+    perf record -q -e kmem:kmem_cache_alloc -g -C "$FLOOD_CPU" -o "$1" -- sleep 1 >/dev/null 2>&1 ||
+        echo "SF_DST: perf record failed" >&2
+}
+dst_report() {
+    [[ -s "$1" ]] || return 0
+    perf script -i "$1" 2>/dev/null | awk '
+        /kmem:kmem_cache_alloc:/ { d = 0; who = ""; n++; next }
+        / dst_alloc\+/ { d = 1 }
+        d && !who && / raw_sendmsg\+/ { who = "raw_sendmsg (hping3)" }
+        d && !who && / ip_route_input_slow\+/ { who = "ip_route_input_slow" }
+        /^$/ { if (d) { t++; c[who ? who : "other"]++ } d = 0 }
+        END { printf "   route entries allocated on CPU '"$FLOOD_CPU"' in 1 s of flood (before the probe): %d (of %d slab allocations)", t, n
+              for (k in c) printf "; %s %d", k, c[k]; printf "\n" }'
+    rm -f "$1"
+}
+
+# veth_counts : "RX TX" packets of the client's veth (frames from and to
+# the server namespace)
+veth_counts() {
+    ip netns exec "$TB_NS_CLI" cat "/sys/class/net/$TB_IF_CLI/statistics/rx_packets" \
+        "/sys/class/net/$TB_IF_CLI/statistics/tx_packets" | tr '\n' ' '
+}
+
 # p50 / p99 of a probe log: "P50 P99"
 lat_of() {
     sed -n 's/^probe: established: .* p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms.*/\1 \2/p' "$1"
@@ -277,7 +330,7 @@ run_target() {
     if [[ -n "$snice" ]]; then
         for t in /proc/"$pid"/task/*; do renice -n "$snice" -p "${t##*/}" >/dev/null; done
     fi
-    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_CLI_SINK:+; SYN-ACKs to a sink in the client namespace}$([[ "${SF_SRV_DROP:-0}" == 0 ]] || echo "; the server kernel drops frames to the stack before routing")$([[ "${SF_CLI_SPIN:-0}" == 0 ]] || echo "; client CPU spinner")${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
+    echo "== $kind redis pid $pid on CPU $SERVER_CPU${snice:+ at nice $snice}; hping3 and the probe on CPU $FLOOD_CPU${SF_CLIENT_RPS:+, the client veth receive too (RPS)}; nice ${SF_NICE:-0}, hping3 ${SF_FLOOD_NICE:-${SF_NICE:-0}}${SF_FLOOD_IDLE:+ SCHED_IDLE}${SF_FLOOD_RATE:+ one SYN per ${SF_FLOOD_RATE} us}${SF_RAND_SOURCE:+ --rand-source}${SF_CLI_SINK:+; SYN-ACKs to a sink in the client namespace}$([[ "${SF_SRV_DROP:-0}" == 0 ]] || echo "; the server kernel drops frames to the stack before routing")$([[ "${SF_CLI_SPIN:-0}" == 0 ]] || echo "; client CPU spinner")$([[ "${SF_CLI_GW:-0}" == 0 ]] || echo "; client host routes via the servers' addresses")${SF_PROBE_RT:+; probe SCHED_FIFO $SF_PROBE_RT}${PIECES[*]:+; PING in 4 writes}; load: $(uptime | sed 's/.*load/load/')"
     local sa="" spin=""
     if [[ "${SF_CLI_SPIN:-0}" != 0 ]]; then
         taskset -c "$FLOOD_CPU" chrt -i 0 sh -c 'while :; do :; done' &
@@ -290,8 +343,9 @@ run_target() {
     [[ -z "${SF_SCHED:-}" ]] || sched_diff "$sa" "$(sched_snap "$pid")" >>"$T_WORK/$kind-calm.log"
     sed 's/^/   no flood: /' "$T_WORK/$kind-calm.log"
 
-    local ae0
+    local ae0 vc0
     ae0=$(in_addr_errors)
+    vc0=$(veth_counts)
     local -A c0=() c1=()
     local keys="rx_packets syncookies_sent syncookies_recv drop_syn drop_syn_shed port_imissed rounds_busy rounds_rx_frames rounds_busy_cycles tsc_hz"
     if [[ "$kind" == lstack ]]; then
@@ -307,11 +361,13 @@ run_target() {
     [[ "${SF_RAND_SOURCE:-0}" == 0 ]] || src=(--rand-source)
     local inter="${SF_INTERLEAVE:-}" hp_s=$((FLOOD_S + 2 + ${SF_CAPTURE:-0} * 2))
     [[ -z "$inter" ]] || hp_s=$((hp_s + 2 * FLOOD_S + 2))
+    [[ "${SF_DST:-0}" == 0 ]] || hp_s=$((hp_s + 30)) # SF_DST's perf record: 1 s, and seconds to write
     "${fnice[@]}" taskset -c "$FLOOD_CPU" ip netns exec "$TB_NS_CLI" timeout -s INT -k 2 "$hp_s" \
         hping3 -S -p "$(r_port srv)" "${rate[@]}" "${src[@]}" "$(r_host srv)" >"$T_WORK/$kind-hping.log" 2>&1 &
     local hp=$!
     R_BG_PIDS+=("$hp")
     sleep 1
+    [[ "${SF_DST:-0}" == 0 ]] || dst_record "$T_WORK/$kind-dst.data"
     local pp=""
     if [[ -n "${SF_PERF:-}" ]]; then
         perf record -q -C "$SERVER_CPU" -o "$SF_PERF.$kind" -- sleep 4 >/dev/null 2>&1 &
@@ -323,7 +379,14 @@ run_target() {
         sp=$!
     fi
     [[ -z "${SF_SCHED:-}" ]] || sa=$(sched_snap "$pid")
+    local pv0 pv1
+    read -r -a pv0 <<<"$(veth_counts)"
     probe "$FLOOD_S" "$T_WORK/$kind-flood.log"
+    read -r -a pv1 <<<"$(veth_counts)"
+    # a flood probe without a flood (hping3's time bound ran out first, as
+    # when SF_DST's perf record took seconds longer than planned): say how
+    # many frames went out meanwhile
+    echo "flood during this probe: $(((pv1[1] - pv0[1]) / FLOOD_S)) frames/s from the client$( ((pv1[1] - pv0[1] >= FLOOD_S * 20000)) || echo ' (NO FLOOD: do not use this run)')" >>"$T_WORK/$kind-flood.log"
     [[ -z "${SF_SCHED:-}" ]] || sched_diff "$sa" "$(sched_snap "$pid")" >>"$T_WORK/$kind-flood.log"
     [[ -z "$pp" ]] || wait "$pp"
     [[ -z "$sp" ]] || wait "$sp"
@@ -344,6 +407,11 @@ run_target() {
     sed 's/^/   flood:    /' "$T_WORK/$kind-flood.log"
     [[ -z "$inter" ]] || sed 's/^/   interleaved: /' "$T_WORK/$kind-inter.log"
     grep -E 'packets (transmitted|tramitted)' "$T_WORK/$kind-hping.log" | sed 's/^/   hping3:   /'
+    [[ "${SF_DST:-0}" == 0 ]] || dst_report "$T_WORK/$kind-dst.data"
+    local vc1
+    read -r -a vc1 <<<"$(veth_counts)"
+    read -r -a vc0 <<<"$vc0"
+    echo "   client veth over the flood: $((vc1[1] - vc0[1])) frames sent (SYNs and the probe's), $((vc1[0] - vc0[0])) received (server to client)"
     echo "   server namespace kernel over the flood: IP InAddrErrors +$(($(in_addr_errors) - ae0)) (frames it could not route: one uncached route entry each)"
     if [[ "$kind" == lstack ]]; then
         local line="   stackctl over the flood:"
