@@ -48,8 +48,13 @@ void lsock_save_addrs(struct lsock *s, const struct tcp_pcb *pcb);
  * ETIMEDOUT at Linux's time for TCP_SYNCNT. */
 void lsock_connect_timer_start(struct lsock *s);
 
-/* Cancel it (the attempt ended: connected, failed, closed). Idempotent. */
+/* Cancel it (the attempt ended: failed, closed). Idempotent. */
 void lsock_connect_timer_stop(struct lsock *s);
+
+/* The attempt ended connected (lwIP's connected callback, pcb is s's):
+ * cancel the timer, and if it had set a SYN RTO, put the pcb's RTO to 3 s
+ * (RFC 6298 5.7, as Linux) and its retransmission count to 0. */
+void lsock_connect_timer_connected(struct lsock *s, struct tcp_pcb *pcb);
 
 /* ---- tcp_io.c ---- */
 

@@ -74,6 +74,9 @@ struct lsock {
     bool failed;               /* LS_DEAD by an error (not by an orderly close) */
     int so_error;              /* pending error (positive errno), 0: none */
     bool conn_timer;           /* tcp_connect_timer.c's timer is armed */
+    bool conn_rto_set;         /* ... and has set the pcb's SYN RTO */
+    uint8_t conn_waits;        /* ... ticks waited for lwIP's retransmission */
+    uint32_t conn_t0;          /* ... lwIP's sys_now at tcp_connect */
     uint64_t conn_timer_ms;    /* ... for this many ms after tcp_connect */
 
     /* On the stack's sock_ack_owed list (see lsock_flush_acks). */

@@ -58,6 +58,8 @@
 #define SETTLE_MS 500u
 /* Linux's TCP_RTO_MAX */
 #define RTO_MAX_MS 120000u
+/* Linux's TCP_TIMEOUT_FALLBACK (RFC 6298 5.7) */
+#define RTO_FALLBACK_MS 3000u
 
 int lsock_syncnt(const struct lsock *s)
 {
@@ -142,13 +144,27 @@ static void fail(struct lsock *s, int e)
 
 static void on_timer(void *arg);
 
-/* Fire again at ms after tcp_connect (now is at). */
-static void arm(struct lsock *s, uint64_t at, uint64_t ms)
+/* Fire at ms after tcp_connect (counted from its start, so that a late
+ * firing does not push the later ones back). */
+static void arm(struct lsock *s, uint64_t ms)
 {
+    const struct lwip_api *L = lsock_lwip(s);
+    uint64_t now = (uint32_t)(L->sys_now() - s->conn_t0);
     s->conn_timer_ms = ms;
     s->conn_timer = true;
-    lsock_lwip(s)->sys_timeout((u32_t)(ms - at), on_timer, s);
+    L->sys_timeout(ms > now ? (u32_t)(ms - now) : 0u, on_timer, s);
 }
+
+/* The same event again one lwIP tick later. */
+static void rearm_tick(struct lsock *s)
+{
+    s->conn_timer = true;
+    lsock_lwip(s)->sys_timeout(TCP_SLOW_INTERVAL, on_timer, s);
+}
+
+/* Ticks to wait at most for a retransmission lwIP owes (a stack thread
+ * held up), before the RTO is set anyway: 2 s. */
+#define WAIT_TICKS_MAX (2000u / TCP_SLOW_INTERVAL)
 
 static void on_timer(void *arg)
 {
@@ -172,18 +188,28 @@ static void on_timer(void *arg)
     int k = 0;
     while (k + 1 < last && syn_at_ms(k + 1, L) + SETTLE_MS <= at)
         k++;
-    if (k > 0) {
+    if (k > 0 && at == syn_at_ms(k, L) + SETTLE_MS) {
+        /* lwIP counts its retransmissions in nrtx, set to 0 at the event
+         * before (and by tcp_connect): still 0, lwIP has not sent the k-th
+         * (its thread was held up): wait for it, a tick at a time. */
+        if (s->pcb->nrtx == 0 && s->conn_waits < WAIT_TICKS_MAX) {
+            s->conn_waits++;
+            rearm_tick(s);
+            return;
+        }
+        s->conn_waits = 0;
         /* Until the next one; after the last, past the end (Linux sends
          * nothing more: the timer fails the attempt at end). A longer RTO
          * makes nothing due sooner, so a pcb parked by lwIP's timer
          * (patch 0017) needs no wake. */
         uint64_t gap = k + 1 < last ? syn_gap_ms(k, L) : end - syn_at_ms(k, L) + 1000u;
         s->pcb->rto = rto_ticks(gap);
-        /* lwIP's count, under its limit (it adds one per retransmission, at
-         * most one before the next call), so that lwIP never ends the attempt
-         * itself; it is what TCP_INFO's tcpi_retransmits reads (Linux's
-         * count up to 4). */
-        s->pcb->nrtx = (u8_t)LWIP_MIN(k, TCP_SYNMAXRTX - 2);
+        s->conn_rto_set = true;
+        /* lwIP's count back to 0, far under its limit (TCP_SYNMAXRTX):
+         * lwIP never ends the attempt itself, and an unacceptable ACK in
+         * SYN_SENT (lwIP sends the SYN again and counts it) does not bring
+         * its limit near. TCP_INFO's tcpi_retransmits reads 0-1 meanwhile. */
+        s->pcb->nrtx = 0;
     }
     /* the next event: the ARP check, the next retransmission settled, or the end */
     uint64_t next = end;
@@ -191,17 +217,35 @@ static void on_timer(void *arg)
         next = ARP_FAIL_MS;
     if (k + 1 < last && syn_at_ms(k + 1, L) + SETTLE_MS < next)
         next = syn_at_ms(k + 1, L) + SETTLE_MS;
-    arm(s, at, next);
+    arm(s, next);
 }
 
 void lsock_connect_timer_start(struct lsock *s)
 {
     lsock_connect_timer_stop(s);
+    s->conn_t0 = lsock_lwip(s)->sys_now();
+    s->conn_waits = 0;
+    s->conn_rto_set = false;
     /* the first event: the first retransmission settled (1.5 s), or the
      * end if there is none (tcp_syn_retries 0: 1 s) */
     int L = s->st->syn_linear_timeouts;
     uint64_t end = syn_at_ms(syn_last(lsock_syncnt(s), L), L);
-    arm(s, 0, LWIP_MIN(syn_at_ms(1, L) + SETTLE_MS, end));
+    arm(s, LWIP_MIN(syn_at_ms(1, L) + SETTLE_MS, end));
+}
+
+void lsock_connect_timer_connected(struct lsock *s, struct tcp_pcb *pcb)
+{
+    lsock_connect_timer_stop(s);
+    if (!s->conn_rto_set)
+        return;
+    /* The SYN was sent again: no RTT sample (Karn), and the RTO must not
+     * stay the SYN's doubled one. RFC 6298 5.7 and Linux
+     * (TCP_TIMEOUT_FALLBACK): 3 s until the first sample; the count of
+     * retransmissions starts again. tcp_input has woken the pcb (patch
+     * 0017), and a shorter RTO is only read at its next visit. */
+    pcb->rto = rto_ticks(RTO_FALLBACK_MS);
+    pcb->nrtx = 0;
+    s->conn_rto_set = false;
 }
 
 void lsock_connect_timer_stop(struct lsock *s)

@@ -190,7 +190,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
     (void)err; /* always ERR_OK in lwIP 2.1 */
     if (s == NULL)
         return ERR_OK;
-    lsock_connect_timer_stop(s);
+    lsock_connect_timer_connected(s, pcb);
     s->state = LS_CONNECTED;
     s->ever_connected = true;
     s->st->st.conn_opened++;

@@ -161,7 +161,7 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
      * and tcp_syn_linear_timeouts (Linux 6.6 on: that many more SYNs 1 s
      * apart before the RTO doubles; 0 on kernels without it) */
     s->syn_retries = sysctl_int("/proc/sys/net/ipv4/tcp_syn_retries", 6, 1, 127);
-    s->syn_linear_timeouts = sysctl_int("/proc/sys/net/ipv4/tcp_syn_linear_timeouts", 0, 0, 255);
+    s->syn_linear_timeouts = sysctl_int("/proc/sys/net/ipv4/tcp_syn_linear_timeouts", 0, 0, 127);
     char tag[32];
     snprintf(tag, sizeof(tag), "lstack-lwip-%d", index);
     if (lwip_load(&s->L, NULL, tag, err, errlen) != 0) {
