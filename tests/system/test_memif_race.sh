@@ -16,6 +16,9 @@
 set -u
 build="${1:?usage: $0 BUILD_DIR}"
 source "$(dirname "$0")/memif_require.sh"
+# tb_describe_pid (only functions and variables: no bed is made)
+# shellcheck source=testbed.sh
+source "$(dirname "$0")/testbed.sh"
 work=$(mktemp -d /tmp/lstack-memif-race.XXXXXX)
 # EAL's run-time directories carry this run's prefix: a SIGKILLed peer
 # cannot remove its own.
@@ -29,25 +32,6 @@ tree() {
     local p=$1 c
     echo "$p"
     for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do tree "$c"; done
-}
-
-# Describe every process of the run (threads, wait channels, stacks).
-describe() {
-    local p t
-    for p in "$@"; do
-        [[ -d /proc/$p ]] || continue
-        echo "--- pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
-        for t in /proc/"$p"/task/*; do
-            echo "    thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): state $(cut -d' ' -f3 "$t/stat" 2>/dev/null)," \
-                "wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
-        done
-        if command -v gdb >/dev/null; then
-            timeout 60 gdb -p "$p" -batch -ex "thread apply all bt 20" 2>/dev/null |
-                grep -E '^(Thread|#)' | head -n 120 | sed 's/^/    | /'
-        else
-            echo "    (no gdb: no stacks)"
-        fi
-    done
 }
 
 "$build/tests/system/memif_race" "$work" "${MEMIF_RACE_CYCLES:-16}" >"$work/out" 2>&1 &
@@ -72,7 +56,8 @@ if [[ -n $why ]]; then
     procs=$(tree "$pid")
     echo "HANG: $why; the last phase it printed:"
     grep -E '^memif_race:' "$work/out" | tail -n 3 | sed 's/^/    /'
-    describe $procs
+    # shellcheck disable=SC2086 # one pid per word
+    tb_describe_pid $procs
     for p in $(echo "$procs" | tac); do kill -KILL "$p" 2>/dev/null; done
 fi
 wait "$pid"
