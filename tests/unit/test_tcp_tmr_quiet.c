@@ -204,6 +204,10 @@ int main(void)
     /* lwIP's rule: removed at the first tick past 2 x TCP_MSL / 50 ms */
     want = 2 * TCP_MSL / TCP_SLOW_INTERVAL + 1;
     checkf(gone == want, "the TIME-WAIT pcb is removed at tick %d (at %d)", want, gone);
+    /* issue 10: no longer than Linux's TIME-WAIT (TCP_TIMEWAIT_LEN, 60 s);
+       lwIP's default TCP_MSL gave 120 s */
+    checkf(gone > 0 && gone * TCP_SLOW_INTERVAL <= 60000 + TCP_SLOW_INTERVAL,
+           "TIME-WAIT lasts %d ms, at most Linux's 60 s", gone * TCP_SLOW_INTERVAL);
 
     /* ---- a SYN sent long after bind(): its RTO counts from the send ----
        A bound pcb waits on the bound list, which tcp_slowtmr does not walk;
