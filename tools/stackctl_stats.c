@@ -22,14 +22,26 @@
 #include "stackctl.h"
 
 static const char *const skip_type[] = {"type", NULL};
-static const char *const gauges[] = {"sockets", "mbuf_total", "mbuf_free", "mbuf_in_use", "fds_open",
-                                     "fds_limit", "fds_stack", "fds_hugepage", "frag_mbufs_held",
-                                     "frag_mbufs_max", "tsc_hz", NULL};
+/* Values shown as they are, not as rates: the stack counters whose kind
+ * says so (stack_stats.def), and the process's fds of the app record. */
+#define IS_COUNT 0
+#define IS_GAUGE 1
+#define IS_PORT 0
+#define IS_LEVEL 1
+static const char *const gauges[] = {
+    "fds_open", "fds_limit", "fds_stack", "fds_hugepage",
+#define STACK_STAT(name, kind, help) IS_##kind ? #name : NULL,
+#define STACK_STAT_AT(name, field, kind, help) IS_##kind ? #name : NULL,
+#include "stack/stack_stats.def"
+#undef STACK_STAT
+#undef STACK_STAT_AT
+};
+#define NGAUGES (sizeof(gauges) / sizeof(gauges[0]))
 
 static bool is_gauge(const char *name)
 {
-    for (const char *const *g = gauges; *g != NULL; g++)
-        if (strcmp(*g, name) == 0)
+    for (size_t i = 0; i < NGAUGES; i++)
+        if (gauges[i] != NULL && strcmp(gauges[i], name) == 0)
             return true;
     return false;
 }
@@ -287,8 +299,10 @@ static void rates_json(const struct sc_sample *a, const struct sc_sample *b, dou
     }
     ctl_buf_puts(&j, "},\"gauges\":{");
     n = 0;
-    for (const char *const *g = gauges; *g != NULL; g++)
-        ctl_buf_printf(&j, "%s\"%s\":%llu", n++ ? "," : "", *g, (unsigned long long)sc_sample_get(b, *g));
+    for (size_t i = 0; i < NGAUGES; i++)
+        if (gauges[i] != NULL)
+            ctl_buf_printf(&j, "%s\"%s\":%llu", n++ ? "," : "", gauges[i],
+                           (unsigned long long)sc_sample_get(b, gauges[i]));
     ctl_buf_puts(&j, "},\"runtime\":");
     struct ctl_rounds ra, rb, d;
     struct ctl_runtime rt;

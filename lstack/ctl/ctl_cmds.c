@@ -194,66 +194,17 @@ void ctl_cmd_connections(struct ctl_out *o, const struct ctl_obj *req)
 
 /* ---- stats ---- */
 
-static void put_stats(struct ctl_buf *b, const char *type, int stack, const struct stack_stats *x)
+/* One stats record: every counter of stack_stats.def, in its order. */
+static void put_stats(struct ctl_buf *b, const char *type, int stack, const struct stack_stats *st)
 {
-    const struct stack_stats *st = x;
     ctl_rec_begin(b, type);
     if (stack >= 0)
         ctl_rec_i64(b, "stack", stack);
-    ctl_rec_u64(b, "rx_packets", st->nic.rx_packets);
-    ctl_rec_u64(b, "rx_bytes", st->nic.rx_bytes);
-    ctl_rec_u64(b, "tx_packets", st->nic.tx_packets);
-    ctl_rec_u64(b, "tx_bytes", st->nic.tx_bytes);
-    ctl_rec_u64(b, "tx_tso", st->tx_tso);
-    for (int v = FRAME_PASS + 1; v < FRAME_VERDICT_COUNT; v++) {
-        char k[48];
-        snprintf(k, sizeof(k), "drop_%s", frame_verdict_name((enum frame_verdict)v));
-        ctl_rec_u64(b, k, st->drop[v]);
-    }
-    ctl_rec_u64(b, "drop_lwip", st->lwip_input_err);
-    ctl_rec_u64(b, "drop_syn", st->syn_dropped);
-    ctl_rec_u64(b, "drop_syn_shed", st->syn_shed);
-    ctl_rec_u64(b, "drop_rx_multiseg", st->nic.drop_rx_multiseg);
-    ctl_rec_u64(b, "drop_tx_nombuf", st->nic.drop_tx_nombuf);
-    ctl_rec_u64(b, "drop_tx_full", st->nic.drop_tx_full);
-    ctl_rec_u64(b, "drop_tx_toolong", st->nic.drop_tx_toolong);
-    ctl_rec_u64(b, "port_imissed", st->nic.port_imissed);
-    ctl_rec_u64(b, "port_rx_nombuf", st->nic.port_rx_nombuf);
-    ctl_rec_u64(b, "mbuf_total", st->nic.mbuf_total);
-    ctl_rec_u64(b, "mbuf_free", st->nic.mbuf_free);
-    ctl_rec_u64(b, "mbuf_in_use", st->nic.mbuf_total - st->nic.mbuf_free);
-    ctl_rec_u64(b, "sockets", st->sockets);
-    ctl_rec_u64(b, "conn_opened", st->conn_opened);
-    ctl_rec_u64(b, "conn_accepted", st->conn_accepted);
-    ctl_rec_u64(b, "conn_refused", st->conn_refused);
-    ctl_rec_u64(b, "conn_reset", st->conn_reset);
-    ctl_rec_u64(b, "conn_aborted", st->conn_aborted);
-    ctl_rec_u64(b, "syncookies_sent", st->syncookies_sent);
-    ctl_rec_u64(b, "syncookies_recv", st->syncookies_recv);
-    ctl_rec_u64(b, "syncookies_failed", st->syncookies_failed);
-    ctl_rec_u64(b, "frag_in", st->frag_in);
-    ctl_rec_u64(b, "frag_reassembled", st->frag_reassembled);
-    ctl_rec_u64(b, "frag_dropped", st->frag_dropped);
-    ctl_rec_u64(b, "frag_timeout", st->frag_timeout);
-    ctl_rec_u64(b, "frag_evicted", st->frag_evicted);
-    ctl_rec_u64(b, "frag_mbufs_held", st->frag_mbufs_held);
-    ctl_rec_u64(b, "frag_mbufs_max", st->frag_mbufs_max);
-    ctl_rec_u64(b, "handover_in", st->handover_in);
-    ctl_rec_u64(b, "handover_out", st->handover_out);
-    ctl_rec_u64(b, "handover_waited", st->handover_waited);
-    ctl_rec_u64(b, "arp_shared", st->arp_shared);
-    ctl_rec_u64(b, "frag_given", st->frag_given);
-    ctl_rec_u64(b, "ports_steered", st->ports_steered);
-    ctl_rec_u64(b, "polls", st->polls);
-    ctl_rec_u64(b, "busy_polls", st->busy_polls);
-    ctl_rec_u64(b, "rounds_busy", st->rounds.busy);
-    ctl_rec_u64(b, "rounds_rx_frames", st->rounds.rx_frames);
-    ctl_rec_u64(b, "rounds_tx_frames", st->rounds.tx_frames);
-    ctl_rec_u64(b, "rounds_busy_cycles", st->rounds.busy_cycles);
-    ctl_rec_u64(b, "rounds_idle_cycles", st->rounds.idle_cycles);
-    ctl_rec_u64(b, "tsc_hz", st->rounds.tsc_hz);
-    ctl_rec_u64(b, "tx_burst_cycles", st->nic.tx_burst_cycles);
-    ctl_rec_u64(b, "tx_bursts", st->nic.tx_bursts);
+#define STACK_STAT(name, kind, help) ctl_rec_u64(b, #name, st->name);
+#define STACK_STAT_AT(name, field, kind, help) ctl_rec_u64(b, #name, st->field);
+#include "stack/stack_stats.def"
+#undef STACK_STAT
+#undef STACK_STAT_AT
     ctl_rec_end(b);
 }
 

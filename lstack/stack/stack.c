@@ -18,6 +18,8 @@
 _Static_assert((int)NIC_CKSUM_IP_GOOD == (int)FRAME_HW_IP_GOOD && (int)NIC_CKSUM_IP_BAD == (int)FRAME_HW_IP_BAD &&
                    (int)NIC_CKSUM_L4_GOOD == (int)FRAME_HW_L4_GOOD && (int)NIC_CKSUM_L4_BAD == (int)FRAME_HW_L4_BAD,
                "NIC_CKSUM_* and FRAME_HW_* differ");
+/* Every filter verdict but FRAME_PASS has its line in stack_stats.def. */
+_Static_assert(FRAME_VERDICT_COUNT == FRAME_MARTIAN + 1, "a new filter verdict needs its drop_ line in stack_stats.def");
 
 /* lwIP's diagnostics and failed asserts (lwip_port.h). */
 static void lwip_log(const char *msg)
@@ -329,6 +331,7 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     st->rounds.tsc_hz = 1000000000u; /* the round clock is CLOCK_MONOTONIC's nanoseconds */
 #endif
     s->nic->ops->get_stats(s->nic, &st->nic);
+    st->mbuf_in_use = st->nic.mbuf_total - st->nic.mbuf_free;
     stack_peers_stats(s, st);
 }
 

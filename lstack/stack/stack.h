@@ -31,41 +31,22 @@ struct stack_rounds {
     uint64_t tsc_hz;        /* round-clock ticks per second (0: not measured yet) */
 };
 
+/* A stack's counters: the fields stack_stats.def lists (its STACK_STAT
+ * lines, generated here) and those it names inside the parts declared by
+ * hand (the port's, the drops by filter verdict, lwIP's SYN counts, the
+ * rounds). */
 struct stack_stats {
     struct nic_stats nic;
     uint64_t drop[FRAME_VERDICT_COUNT]; /* by frame_filter verdict; [FRAME_PASS] unused */
     uint64_t lwip_input_err;            /* lwIP refused a frame we passed */
-    uint64_t tx_tso;                    /* TSO frames handed to the port (it cut each into MSS frames) */
-    uint64_t polls;                     /* stack_poll calls */
-    uint64_t busy_polls;                /* ... that received at least one frame */
+    uint64_t syn_dropped;               /* lwIP's: SYN to a listener not answered */
+    uint64_t syn_shed;                  /* lwIP's: SYN to a full SYN queue not answered */
     struct stack_rounds rounds;         /* the rounds' time and frames */
-    /* Connections, counted by the sock layer (lstack/sock/tcp_sock.c): */
-    uint64_t conn_opened;               /* connect() completed (active open) */
-    uint64_t conn_accepted;             /* established on a listener (passive open) */
-    uint64_t conn_refused;              /* SYN answered by a RST: tcp_conn_count sockets were open */
-    uint64_t syn_dropped;               /* SYN to a listener not answered: half-open ones take the room left */
-    uint64_t syn_shed;                  /* SYN to a full SYN queue not answered: its round's cookie budget was spent */
-    uint64_t syncookies_sent;           /* SYN answered by a SYN cookie: the listener's SYN queue was full */
-    uint64_t syncookies_recv;           /* connections made from a returned cookie */
-    uint64_t syncookies_failed;         /* ACKs to a listener, while cookies were out, without a valid one */
-    uint64_t conn_reset;                /* ended by a reset from the peer (refused connects included) */
-    uint64_t conn_aborted;              /* ended by a reset from us (close with unread data, linger 0) */
-    uint64_t sockets;                   /* sockets open now, counted against tcp_conn_count */
-    /* IPv4 reassembly, counted by lwIP (lwip/port/ip_reass_stats.c): */
-    uint64_t frag_in;                   /* fragments taken in */
-    uint64_t frag_reassembled;          /* datagrams made whole */
-    uint64_t frag_dropped;              /* fragments dropped: duplicate, overlap, > 65535, IP options, no room */
-    uint64_t frag_timeout;              /* datagrams freed incomplete after 15 s */
-    uint64_t frag_evicted;              /* datagrams freed to make room (frag_mbufs_max reached) */
-    uint64_t frag_mbufs_held;           /* received frames waiting in reassembly now (gauge) */
-    uint64_t frag_mbufs_max;            /* ... the most that may wait: pool / 4, at most 128 (gauge) */
-    /* Several stacks on one port (stack_peers.c; 0 with one stack): */
-    uint64_t handover_in;               /* frames another stack's queue received for this one */
-    uint64_t handover_out;              /* frames this stack's queue received for another */
-    uint64_t handover_waited;           /* ... that waited for room in that stack's inbox */
-    uint64_t arp_shared;                /* ARP replies this stack copied to the others */
-    uint64_t frag_given;                /* TCP datagrams it reassembled for another stack's connection */
-    uint64_t ports_steered;             /* outgoing connections' local ports chosen for this stack's queue */
+#define STACK_STAT(name, kind, help) uint64_t name;
+#define STACK_STAT_AT(name, field, kind, help)
+#include "stack/stack_stats.def"
+#undef STACK_STAT
+#undef STACK_STAT_AT
 };
 
 /* Bytes each received buffer must reserve for the stack (its priv area):
