@@ -31,6 +31,7 @@
 #include "posix/sock_fd.h"
 #include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
+#include "sock/lsock.h"
 #include "stack/stack.h"
 
 /* How long the stack keeps running at exit for the last FINs to leave. */
@@ -236,6 +237,11 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
     ctx_init(c, n);
     for (int i = 0; i < n; i++) {
         if (stack_open(&rt.stacks[i].stack, c, i, q[i], err, errlen) != 0) {
+            start_undo(n, q);
+            return -1;
+        }
+        if (lsock_stack_open(rt.stacks[i].stack) != 0) {
+            snprintf(err, errlen, "out of memory");
             start_undo(n, q);
             return -1;
         }

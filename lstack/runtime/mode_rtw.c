@@ -4,7 +4,7 @@
  * after round; application threads never poll. When they must wait, they
  * sleep in the kernel on their own wake fd (event/wait_sleep.c), linked on
  * the context as sleepers. After each round the stack thread looks at the
- * stack's count of readiness changes (stack_sock_changes: lwIP callbacks in
+ * stack's count of readiness changes (lsock_changes: lwIP callbacks in
  * the round and the application's own calls since); when it moved, every
  * sleeper's eventfd is written and the list emptied.
  *
@@ -301,7 +301,7 @@ static void *stack_thread(void *arg)
         lsock_flush_acks(s); /* ACKs lwIP would delay, now that the app read */
         lsock_ring_service(s); /* bytes written into lwIP, read pbufs freed (tcp_ring.c) */
         stack_round(s, pkts, n);
-        uint64_t ch = stack_sock_changes(s);
+        uint64_t ch = lsock_changes(s);
         if (ch != c->seen_changes) {
             c->seen_changes = ch;
             if (c->sleepers != NULL)
@@ -355,7 +355,7 @@ static int rtw_start(struct stack_ctx *c, const struct lstack_conf *conf, char *
         pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
     }
     c->stop = 0;
-    c->seen_changes = stack_sock_changes(c->stack);
+    c->seen_changes = lsock_changes(c->stack);
     /* The thread starts with every signal blocked: the application's
      * handlers run on its own threads. */
     sigset_t all, old;

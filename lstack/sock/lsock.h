@@ -106,6 +106,19 @@ static inline void lsock_watchers_tell(struct lsock_watcher *w)
         w->changed(w);
 }
 
+/* The sock layer's state of stack st (its sockets, their counters, the
+ * ACKs they owe, run-to-wakeup's doorbell list) is the sock layer's own:
+ * made at st's first socket, kept by the stack as its upper layer's
+ * (stack_set_upper) and freed with it. lsock_stack_open makes it now:
+ * before st's owner starts, so that no round ever sees it appear.
+ * Returns 0 or -ENOMEM. */
+int lsock_stack_open(struct stack *st);
+
+/* How many times a socket of st had its readiness change (each
+ * lsock_notify that told watchers): run-to-wakeup's stack thread wakes
+ * sleeping application threads when it moved. The stack's lock. */
+uint64_t lsock_changes(const struct stack *st);
+
 /* A new, unbound TCP socket on stack st. No lwIP object yet: options set
  * now are applied when bind/listen/connect creates the pcb.
  * -ENOBUFS: tcp_conn_count sockets are open already. -ENOMEM. */

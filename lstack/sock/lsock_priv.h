@@ -1,13 +1,14 @@
 /*
- * lsock_priv.h - struct lsock and what the sock layer's files share.
+ * lsock_priv.h - struct lsock, struct lsocks (the sock layer's state of a
+ * stack) and what the sock layer's files share.
  *
  * The files: tcp_sock.c (life cycle, accept / connected / err callbacks),
  * tcp_io.c (data, events, recv / sent callbacks), pcb_opts.c (options ->
  * pcb), errmap.c (err_t -> errno), sockopt.c (setsockopt / getsockopt over
  * the stored options). Those that touch lwIP include sock/lsock_lwip.h (our
  * lwipopts.h lets <netinet/tcp.h> and lwIP's headers share a file); here the
- * pcb and pbufs stay opaque pointers, so the event and ctl layers can use
- * this header without lwIP.
+ * pcb and pbufs stay opaque pointers (sockopt.c sees no lwIP type). No
+ * other layer includes it: they use lsock.h.
  *
  * State model (mirrors Linux's sk_state / sk_shutdown, see lsock_events):
  *   LS_NEW        no pcb yet (options only stored);
@@ -27,12 +28,43 @@
 #include <stdint.h>
 
 #include "common/spsc.h"
+#include "port/lwip_port.h"
 #include "sock/lsock.h"
 
 struct tcp_pcb;
 struct pbuf;
 
 enum lsock_state { LS_NEW, LS_BOUND, LS_LISTEN, LS_CONNECTING, LS_CONNECTED, LS_DEAD };
+
+struct lwip_api;
+struct stack_loop;
+
+/* The sock layer's state of one stack (tcp_sock.c makes it at the
+ * stack's first socket, or when the runtime gives the stack its context;
+ * the stack keeps it as its upper layer's, stack_set_upper, and frees it
+ * at stack_close). Under the stack's lock but where said. */
+struct lsocks {
+    struct stack *st;
+    const struct lwip_api *L;  /* the stack's lwIP (stack_lwip) */
+    struct lstack_lwip_limits tcp; /* the stack's TCP limits (stack_tcp_limits) */
+    uint32_t max;              /* tcp_conn_count */
+    int syn_retries;           /* net.ipv4.tcp_syn_retries (TCP_SYNCNT's default) */
+    int syn_linear_timeouts;   /* net.ipv4.tcp_syn_linear_timeouts */
+    struct stack_loop *loop;   /* the context that runs the stack (lsock_loop); NULL: none told */
+
+    uint32_t count;            /* lsocks counted against max */
+    uint64_t changes;          /* lsock_notify calls that told watchers (lsock_changes) */
+    uint64_t refused;          /* connections reset when they completed: max were open by then
+                                * (lwIP refuses the SYN itself when they are open already) */
+    uint64_t opened, accepted, reset, aborted; /* stack_stats conn_* */
+    struct lsock *ack_owed;    /* sockets whose delayed ACK lsock_flush_acks sends */
+    struct lsock *ack_aged;    /* ... owed since before the last flush: sent by the next */
+    /* Connections get run-to-wakeup's rings (tcp_ring.c); the sockets with
+     * work for the stack's next round: a lock-free list that any thread
+     * pushes to and the round takes whole (lsock_service). */
+    bool rings;
+    struct lsock *pend;
+};
 
 /* Options as the application set them (Linux units); applied to the pcb
  * when it exists (pcb_opts.c), inherited by accepted sockets. */
@@ -54,7 +86,8 @@ struct lsock_opts {
 };
 
 struct lsock {
-    struct stack *st;
+    struct lsocks *ss;         /* the sockets of its stack */
+    struct stack *st;          /* that stack (ss->st) */
     struct tcp_pcb *pcb;       /* NULL in LS_NEW and LS_DEAD; never touched after lwIP's err callback */
     enum lsock_state state;
     struct lsock_watcher *watchers; /* told of readiness changes (lsock.h) */

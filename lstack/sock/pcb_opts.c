@@ -30,7 +30,7 @@ static void lsock_apply_rcvbuf(struct lsock *s)
     if (s->state != LS_CONNECTED)
         return; /* lwIP sets the window itself during the handshake */
     lsock_rcv_settle(s); /* the arithmetic below assumes lwIP has all credit */
-    uint32_t max = s->st->tcp.rcv_wnd;
+    uint32_t max = s->ss->tcp.rcv_wnd;
     uint32_t want = s->o.rcvbuf > 0 && (uint32_t)s->o.rcvbuf < max ? (uint32_t)s->o.rcvbuf : max;
     if (s->rcv_cap == 0) {
         /* First time, as the connection is established: the handshake

@@ -63,7 +63,7 @@
 
 int lsock_syncnt(const struct lsock *s)
 {
-    return s->o.syncnt != 0 ? s->o.syncnt : s->st->syn_retries;
+    return s->o.syncnt != 0 ? s->o.syncnt : s->ss->syn_retries;
 }
 
 /* Linux's interval after the k-th transmission of a SYN (k >= 0; 0 is the
@@ -115,7 +115,7 @@ static s16_t rto_ticks(uint64_t ms)
 /* The next hop's ARP entry is resolved. */
 static bool next_hop_known(struct lsock *s)
 {
-    struct netif *nif = &s->st->netif;
+    struct netif *nif = stack_netif(s->st);
     uint32_t me = ip4_addr_get_u32(netif_ip4_addr(nif));
     uint32_t mask = ip4_addr_get_u32(netif_ip4_netmask(nif));
     ip4_addr_t hop;
@@ -177,7 +177,7 @@ static void on_timer(void *arg)
         fail(s, EHOSTUNREACH);
         return;
     }
-    int n = lsock_syncnt(s), L = s->st->syn_linear_timeouts;
+    int n = lsock_syncnt(s), L = s->ss->syn_linear_timeouts;
     int last = syn_last(n, L);
     uint64_t end = syn_at_ms(last, L);
     if (at >= end) {
@@ -228,7 +228,7 @@ void lsock_connect_timer_start(struct lsock *s)
     s->conn_rto_set = false;
     /* the first event: the first retransmission settled (1.5 s), or the
      * end if there is none (tcp_syn_retries 0: 1 s) */
-    int L = s->st->syn_linear_timeouts;
+    int L = s->ss->syn_linear_timeouts;
     uint64_t end = syn_at_ms(syn_last(lsock_syncnt(s), L), L);
     arm(s, LWIP_MIN(syn_at_ms(1, L) + SETTLE_MS, end));
 }

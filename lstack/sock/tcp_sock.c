@@ -38,9 +38,9 @@ static uint32_t ip4_u32(const ip_addr_t *a)
     return ip4_addr_get_u32(ip_2_ip4(a));
 }
 
-static uint32_t host_addr(const struct stack *st)
+static uint32_t host_addr(struct stack *st)
 {
-    return ip4_addr_get_u32(netif_ip4_addr(&st->netif));
+    return ip4_addr_get_u32(netif_ip4_addr(stack_netif(st)));
 }
 
 void lsock_save_addrs(struct lsock *s, const struct tcp_pcb *pcb)
@@ -122,7 +122,7 @@ static void lsock_free(struct lsock *s)
     if (s->ring != NULL)
         lsock_ring_drop(s); /* its pbufs, and off the stack thread's list */
     lsock_rx_drop(s);
-    s->st->sock_count--;
+    s->ss->count--;
     if (s->holds > 0) {
         s->closed = true;
         s->state = LS_DEAD;
@@ -148,7 +148,7 @@ static void abort_child(struct lsock *c)
     if (c->pcb != NULL) {
         const struct lwip_api *L = lsock_lwip(c);
         lsock_detach(L, c->pcb);
-        c->st->st.conn_aborted++;
+        c->ss->aborted++;
         L->tcp_abort(c->pcb);
         c->pcb = NULL;
     }
@@ -176,7 +176,7 @@ static void on_err(void *arg, err_t err)
     if (s->ring != NULL)
         __atomic_store_n(&s->ring->tx_open, 0, __ATOMIC_RELEASE); /* writes see the error */
     if (err == ERR_RST)
-        s->st->st.conn_reset++; /* stackctl show stats */
+        s->ss->reset++; /* stackctl show stats */
     s->pcb = NULL;
     s->state = LS_DEAD;
     s->failed = e != 0;
@@ -193,10 +193,10 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
     lsock_connect_timer_connected(s, pcb);
     s->state = LS_CONNECTED;
     s->ever_connected = true;
-    s->st->st.conn_opened++;
+    s->ss->opened++;
     lsock_save_addrs(s, pcb);
     lsock_pcb_apply_opts(s); /* SO_RCVBUF: the window, now that it is established */
-    if (s->st->sock_rings)
+    if (s->ss->rings)
         lsock_ring_attach(s); /* run-to-wakeup: data through the rings from now on */
     lsock_notify(s, true);
     return ERR_OK;
@@ -209,26 +209,27 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     struct lsock *ls = arg;
     if (pcb == NULL || err != ERR_OK || ls == NULL)
         return ERR_VAL; /* lwIP aborts pcb */
-    struct stack *st = ls->st;
+    struct lsocks *ss = ls->ss;
     struct lsock *c = NULL;
-    if (st->sock_count < st->max_socks)
+    if (ss->count < ss->max)
         c = calloc(1, sizeof(*c));
     else
-        st->sock_refused++;
+        ss->refused++;
     if (c == NULL) {
-        st->L.tcp_abort(pcb); /* no err callback: a new pcb has none yet */
+        ss->L->tcp_abort(pcb); /* no err callback: a new pcb has none yet */
         return ERR_ABRT;
     }
-    st->sock_count++;
-    st->st.conn_accepted++;
-    c->st = st;
+    ss->count++;
+    ss->accepted++;
+    c->ss = ss;
+    c->st = ss->st;
     c->fd = -1;
     /* A copy on another stack (tcp_listen_copy.c) queues on the listener
      * the application holds; this stack's round made the change, so its
      * count moves (run-to-wakeup's thread wakes sleepers on it). */
     if (ls->rep_primary != NULL) {
         ls = ls->rep_primary;
-        st->sock_changes++;
+        ss->changes++;
     }
     c->o = ls->o; /* Linux clones the listener's options into the child */
     c->pcb = pcb;
@@ -237,7 +238,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     lsock_attach(c, pcb);
     lsock_pcb_apply_opts(c);
     lsock_save_addrs(c, pcb);
-    if (st->sock_rings)
+    if (ss->rings)
         lsock_ring_attach(c); /* run-to-wakeup: data through the rings */
     c->ev_last = lsock_events(c);
     if (ls->acc_tail != NULL)
@@ -249,11 +250,75 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     return ERR_OK;
 }
 
+/* ---- the sockets of one stack ---- */
+
+static uint32_t socks_room(void *upper)
+{
+    const struct lsocks *ss = upper;
+    return ss->count < ss->max ? ss->max - ss->count : 0;
+}
+
+static bool socks_owed(const void *upper)
+{
+    const struct lsocks *ss = upper;
+    return __atomic_load_n(&ss->ack_owed, __ATOMIC_RELAXED) != NULL;
+}
+
+static void socks_stats(const void *upper, struct stack_stats *st)
+{
+    const struct lsocks *ss = upper;
+    st->sockets = ss->count;
+    st->conn_opened = ss->opened;
+    st->conn_accepted = ss->accepted;
+    st->conn_refused += ss->refused;
+    st->conn_reset = ss->reset;
+    st->conn_aborted = ss->aborted;
+}
+
+static const struct stack_upper_ops socks_ops = {
+    .room = socks_room,
+    .owed = socks_owed,
+    .stats = socks_stats,
+    .free = free,
+};
+
+struct lsocks *lsocks_get(struct stack *st)
+{
+    struct lsocks *ss = lsocks_of(st);
+    if (ss != NULL)
+        return ss;
+    int saved = errno;
+    ss = calloc(1, sizeof(*ss));
+    errno = saved;
+    if (ss == NULL)
+        return NULL;
+    ss->st = st;
+    ss->L = stack_lwip(st);
+    ss->tcp = *stack_tcp_limits(st);
+    ss->max = stack_conn_limit(st);
+    ss->syn_retries = stack_syn_retries(st);
+    ss->syn_linear_timeouts = stack_syn_linear_timeouts(st);
+    stack_set_upper(st, ss, &socks_ops);
+    return ss;
+}
+
+int lsock_stack_open(struct stack *st)
+{
+    return lsocks_get(st) != NULL ? 0 : -ENOMEM;
+}
+
+uint64_t lsock_changes(const struct stack *st)
+{
+    const struct lsocks *ss = lsocks_of(st);
+    return ss != NULL ? ss->changes : 0;
+}
+
 /* ---- API ---- */
 
 unsigned lsock_count(const struct stack *st)
 {
-    return st->sock_count;
+    const struct lsocks *ss = lsocks_of(st);
+    return ss != NULL ? ss->count : 0;
 }
 
 struct stack *lsock_stack(const struct lsock *s)
@@ -289,19 +354,23 @@ bool lsock_is_listener(const struct lsock *s)
 
 int lsock_new(struct stack *st, struct lsock **out)
 {
-    if (st->sock_count >= st->max_socks)
+    struct lsocks *ss = lsocks_get(st);
+    if (ss == NULL)
+        return -ENOMEM;
+    if (ss->count >= ss->max)
         return -ENOBUFS;
     int saved = errno;
     struct lsock *s = calloc(1, sizeof(*s));
     errno = saved;
     if (s == NULL)
         return -ENOMEM;
+    s->ss = ss;
     s->st = st;
     s->state = LS_NEW;
     s->fd = -1;
     opts_default(&s->o);
     s->ev_last = lsock_events(s);
-    st->sock_count++;
+    ss->count++;
     *out = s;
     return 0;
 }
@@ -516,10 +585,10 @@ void lsock_close(struct lsock *s)
             break;
         lsock_detach(L, pcb);
         if (unread > 0 || (s->o.linger_on && s->o.linger_s == 0)) {
-            s->st->st.conn_aborted++;
+            s->ss->aborted++;
             L->tcp_abort(pcb); /* RST, like Linux */
         } else if (L->tcp_close(pcb) != ERR_OK) {
-            s->st->st.conn_aborted++;
+            s->ss->aborted++;
             L->tcp_abort(pcb); /* no memory for the FIN */
         }
         break;

@@ -73,8 +73,9 @@ unsigned stack_poll(struct stack *s);
  *  stack_round  under the lock: the rest of a stack_poll round for them (n
  *               may be 0: timers and the tx batch only);
  *  stack_round_owed  without the lock (a hint read racily; the owner takes
- *               the lock on true): application calls queued frames or owe
- *               ACKs since the last round. */
+ *               the lock on true): application calls queued frames, or the
+ *               layer above owes ACKs (stack_upper_ops.owed), since the
+ *               last round. */
 unsigned stack_burst(const struct stack *s);
 unsigned stack_rx(struct stack *s, struct nic_pkt *pkts);
 unsigned stack_round(struct stack *s, struct nic_pkt *pkts, unsigned n);
@@ -84,10 +85,24 @@ bool stack_round_owed(const struct stack *s);
  * a stack that has no round coming soon (stack_ctx.h). */
 void stack_flush_tx(struct stack *s);
 
-/* How many times a socket of this stack had its readiness change (the sock
- * layer counts each lsock_notify that told watchers): run-to-wakeup's
- * stack thread wakes sleeping application threads when it moved. */
-uint64_t stack_sock_changes(const struct stack *s);
+/* The layer above a stack (its sockets: lstack/sock/) keeps its own state
+ * of the stack and tells the stack what it needs of it through a table,
+ * as a port tells the stack through nic_ops:
+ *  room   sockets that may still open (lwIP refuses a SYN without room);
+ *  owed   a hint, read without the lock: the layer has work for the next
+ *         round (ACKs owed: stack_round_owed);
+ *  stats  add the layer's counters to st (stack_get_stats);
+ *  free   the state goes (stack_close).
+ * stack_set_upper: once, before any round; stack_upper: the state. The
+ * stack's lock, as every call. */
+struct stack_upper_ops {
+    uint32_t (*room)(void *upper);
+    bool (*owed)(const void *upper);
+    void (*stats)(const void *upper, struct stack_stats *st);
+    void (*free)(void *upper);
+};
+void stack_set_upper(struct stack *s, void *upper, const struct stack_upper_ops *ops);
+void *stack_upper(const struct stack *s);
 
 /* Milliseconds until lwIP's next timer is due (a bound for idle sleeps). */
 uint32_t stack_next_timer_ms(struct stack *s);
