@@ -53,15 +53,17 @@ static pthread_mutex_t poll_mu = PTHREAD_MUTEX_INITIALIZER;
 static int ctl_waiting;
 static struct stack *the_stack;
 
-static void host_lock(void)
+static void host_lock(int index)
 {
+    (void)index;
     __atomic_add_fetch(&ctl_waiting, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&poll_mu);
     __atomic_sub_fetch(&ctl_waiting, 1, __ATOMIC_SEQ_CST);
 }
 
-static void host_unlock(void)
+static void host_unlock(int index)
 {
+    (void)index;
     pthread_mutex_unlock(&poll_mu);
 }
 
@@ -74,7 +76,7 @@ static struct stack *host_stack(int index)
 static struct ctl_fd_census census;
 
 static const struct ctl_host lstackd_host = {
-    .lock = host_lock, .unlock = host_unlock, .stack = host_stack, .census = &census};
+    .stack = host_stack, .lock = host_lock, .unlock = host_unlock, .census = &census};
 
 /* One poll round under poll_mu; let a waiting control request in after it. */
 static unsigned poll_locked(struct stack *s)

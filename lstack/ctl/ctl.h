@@ -14,8 +14,8 @@
  * a dump of 20,000 connections never stalls the data path for more than a
  * few milliseconds at a time.
  *
- * Two hosts: the preload (ctl_rt.c, started at the end of rt_ensure,
- * stopped in rt_shutdown) and lstackd. Every socket call of the server goes
+ * Two hosts: the preload (ctl_rt.c, whose hooks the runtime calls when the
+ * stack has started and before it stops) and lstackd. Every socket call of the server goes
  * through the libc table (common/libc.h): inside liblstack.so the plain names
  * are lstack's own interposed exports.
  *
@@ -46,10 +46,15 @@ struct ctl_fd_census;
 
 /* What the server needs from its host. The functions are called from the
  * control thread. */
+struct stack_stats;
 struct ctl_host {
-    void (*lock)(void);          /* serialises every use of the stacks */
-    void (*unlock)(void);
-    struct stack *(*stack)(int index); /* under lock: stack index, NULL past the last */
+    struct stack *(*stack)(int index); /* stack index, NULL past the last; any time */
+    void (*lock)(int index);     /* serialises every use of stack index: its context's lock */
+    void (*unlock)(int index);
+    /* Under lock(index): the stack's counters and those the host keeps of
+     * it (its context's lock, the application's calls); NULL:
+     * stack_get_stats alone. */
+    void (*stats)(int index, struct stack_stats *st);
     /* The fds that appeared while the stack started (ctl_stack_fds.h), complete
      * before ctl_start and read-only after; NULL if none was taken. */
     const struct ctl_fd_census *census;

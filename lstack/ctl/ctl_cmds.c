@@ -104,10 +104,8 @@ static int read_stack(struct ctl_out *o, const struct ctl_obj *req, int *si)
         return -1;
     }
     int count = 0;
-    ctl_srv.host->lock();
     while (ctl_srv.host->stack(count) != NULL)
         count++;
-    ctl_srv.host->unlock();
     if (v >= count) {
         ctl_out_error(o, "no stack %lld: this process has %d (0..%d)", (long long)v, count, count - 1);
         return -1;
@@ -148,12 +146,16 @@ static void dump_more(struct ctl_out *o)
 {
     struct dump *d = o->job;
     const struct ctl_host *h = ctl_srv.host;
-    h->lock();
-    uint64_t t0 = ctl_now_us();
     struct stack *s = d->only >= 0 && d->si != d->only ? NULL : h->stack(d->si);
-    int n = s != NULL ? ctl_conns_page(s, &d->f, &d->cur, d->page, CTL_PAGE) : 0;
-    uint64_t held = ctl_now_us() - t0;
-    h->unlock();
+    int n = 0;
+    uint64_t held = 0;
+    if (s != NULL) {
+        h->lock(d->si);
+        uint64_t t0 = ctl_now_us();
+        n = ctl_conns_page(s, &d->f, &d->cur, d->page, CTL_PAGE);
+        held = ctl_now_us() - t0;
+        h->unlock(d->si);
+    }
     if (s == NULL) {
         dump_end(o, d);
         return;
@@ -233,24 +235,28 @@ void ctl_cmd_stats(struct ctl_out *o, const struct ctl_obj *req)
     ctl_rec_end(&o->buf);
     for (int si = only >= 0 ? only : 0;; si++) {
         struct stack_stats x;
-        ctl_srv.host->lock();
-        struct stack *s = only >= 0 && si != only ? NULL : ctl_srv.host->stack(si);
-        if (s != NULL)
-            stack_get_stats(s, &x);
-        ctl_srv.host->unlock();
+        const struct ctl_host *h = ctl_srv.host;
+        struct stack *s = only >= 0 && si != only ? NULL : h->stack(si);
         if (s == NULL)
             break;
+        h->lock(si);
+        if (h->stats != NULL)
+            h->stats(si, &x);
+        else
+            stack_get_stats(s, &x);
+        h->unlock(si);
         put_stats(&o->buf, "stack", si, &x);
         ctl_stats_sum(&total, &x);
     }
     put_stats(&o->buf, "total", -1, &total);
-    struct app_counters a = app_cnt; /* racy copy: statistics */
+    /* The application's calls: on stack sockets, the stacks' own counts
+     * summed; on kernel fds, the process's. */
     ctl_rec_begin(&o->buf, "app");
-    ctl_rec_u64(&o->buf, "reads", a.reads);
-    ctl_rec_u64(&o->buf, "writes", a.writes);
-    ctl_rec_u64(&o->buf, "epoll_waits", a.epoll_waits);
-    ctl_rec_u64(&o->buf, "wakeups", a.wakeups);
-    ctl_rec_u64(&o->buf, "kernel_calls", a.kernel_calls);
+    ctl_rec_u64(&o->buf, "reads", total.app_reads);
+    ctl_rec_u64(&o->buf, "writes", total.app_writes);
+    ctl_rec_u64(&o->buf, "epoll_waits", total.app_epoll_waits);
+    ctl_rec_u64(&o->buf, "wakeups", total.app_wakeups);
+    ctl_rec_u64(&o->buf, "kernel_calls", __atomic_load_n(&app_kernel_calls, __ATOMIC_RELAXED));
     ctl_put_process_fds(&o->buf);
 
     put_fds_stack(&o->buf);
@@ -285,13 +291,12 @@ void ctl_cmd_nic(struct ctl_out *o, const struct ctl_obj *req)
     (void)req;
     for (int si = 0;; si++) {
         struct nic_ctx c = {.b = &o->buf, .stack = si};
-        ctl_srv.host->lock();
         struct stack *s = ctl_srv.host->stack(si);
-        if (s != NULL)
-            stack_describe_nic(s, put_item, &c);
-        ctl_srv.host->unlock();
         if (s == NULL)
             break;
+        ctl_srv.host->lock(si);
+        stack_describe_nic(s, put_item, &c);
+        ctl_srv.host->unlock(si);
     }
     ctl_rec_begin(&o->buf, "end");
     ctl_rec_end(&o->buf);

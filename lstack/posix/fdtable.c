@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include "common/futex_lock.h"
 #include "common/sanitizer.h"
 
 #define FDT_MAX (1 << 20) /* a hard limit above this is capped: 16 MB of address space */
@@ -64,6 +65,18 @@ void fdt_clear(int fd)
         return;
     __atomic_store_n(&fdt[fd].ops, NULL, __ATOMIC_RELEASE);
     fdt[fd].obj = NULL;
+}
+
+static struct futex_lock fdt_mu;
+
+void fdt_lock(void)
+{
+    futex_lock(&fdt_mu);
+}
+
+void fdt_unlock(void)
+{
+    futex_unlock(&fdt_mu);
 }
 
 int fdt_next(int from)

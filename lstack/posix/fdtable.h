@@ -36,4 +36,14 @@ void fdt_clear(int fd);
 /* The lowest owned fd >= from, or -1. For walks at exit, not for hot paths. */
 int fdt_next(int from);
 
+/* The table's lock, for what must not race with an fd's close: taking a
+ * reference to the object behind an fd that another thread may be closing
+ * (poll and select holding their sockets, epoll_wait its lepoll), against
+ * the close that clears the entry and drops the fd's reference (and dup,
+ * which adds one). Reads and writes on an fd take none: closing an fd that
+ * another thread reads is the application's race, as on Linux. Short holds,
+ * never around a stack's lock. */
+void fdt_lock(void);
+void fdt_unlock(void);
+
 #endif

@@ -24,11 +24,8 @@
 #include "common/log.h"
 #include "common/pkt_fanout.h"
 #include "conf/conf.h"
-#include "ctl/ctl_rt.h"
-#include "event/event.h"
 #include "nic/nic.h"
 #include "nic/nic_queues.h"
-#include "posix/sock_fd.h"
 #include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
 #include "sock/lsock.h"
@@ -52,8 +49,11 @@ static void rt_shutdown(void)
 {
     if (rt.child || rt_state_v != RT_READY)
         return;
-    ctl_rt_stop(); /* issue 4: no control request may run while the stack goes away */
-    sockfd_close_all();
+    /* The registered hooks: the control socket stops (no request may run
+     * while the stacks go away), the sockets still open close. */
+    for (int i = rt_nhooks - 1; i >= 0; i--)
+        if (rt_hooks[i]->stopping != NULL)
+            rt_hooks[i]->stopping();
     /* The owner stops (run-to-wakeup: the stack thread is joined); this
      * thread owns the stacks from here. */
     for (int i = 0; i < rt.nstacks; i++)
@@ -68,17 +68,17 @@ static void rt_shutdown(void)
             sctx_unlock(&rt.stacks[i]);
         }
     }
-    rt_lock();
+    rt_lock_all();
     rt_state_v = RT_PASSIVE;
-    rt.nic = NULL;
-    if (rt.nstacks > 1)
-        stack_group_leave(group, (unsigned)rt.nstacks);
-    for (int i = 0; i < rt.nstacks; i++) {
+    int n = rt.nstacks;
+    if (n > 1)
+        stack_group_leave(group, (unsigned)n);
+    for (int i = 0; i < n; i++) {
         stack_close(rt.stacks[i].stack);
         rt.stacks[i].stack = NULL;
     }
+    rt_unlock_all();
     rt.nstacks = 0;
-    rt_unlock();
     dpdk.eal_exit();
 }
 
@@ -175,17 +175,28 @@ static int stacks_wanted(const struct lstack_conf *c, char *err, size_t errlen)
     return n;
 }
 
-/* The stacks' contexts: stack i on queue i of the port, CPU cpus[i]; with
- * several, every context takes stack 0's lock (stack_ctx.h, lock_of). */
-static void ctx_init(const struct lstack_conf *c, int n)
+/* The stacks' contexts: stack i on queue q[i] of the port, CPU cpus[i],
+ * its loop the i-th of the group; with several, every context takes stack
+ * 0's lock (stack_ctx.h, lock_of). */
+static void ctx_init(const struct lstack_conf *c, int n, struct nic **q)
 {
     for (int i = 0; i < n; i++) {
         struct stack_ctx *sc = &rt.stacks[i];
         sc->index = i;
         sc->cpu = c->num_cpus > i ? c->cpus[i] : -1;
         sc->queue = (uint16_t)i;
+        sc->nic = q[i];
         sc->mode = c->stack_thread_mode == LSTACK_MODE_RUN_TO_WAKEUP ? &stack_mode_rtw : &stack_mode_rtc;
         sc->lock_of = i == 0 ? NULL : &rt.stacks[0];
+        rt.loops[i] = &sc->loop;
+        sc->loop = (struct stack_loop){
+            .ops = sc->mode->ops,
+            .index = (unsigned)i,
+            .count = (unsigned)n,
+            .all = rt.loops,
+            .low_power = c->low_power_mode,
+            .can_wake = q[i]->ops->sleep_begin != NULL,
+        };
     }
 }
 
@@ -234,13 +245,13 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         dpdk.eal_cleanup();
         return -1;
     }
-    ctx_init(c, n);
+    ctx_init(c, n, q);
     for (int i = 0; i < n; i++) {
         if (stack_open(&rt.stacks[i].stack, c, i, q[i], err, errlen) != 0) {
             start_undo(n, q);
             return -1;
         }
-        if (lsock_stack_open(rt.stacks[i].stack) != 0) {
+        if (lsock_stack_open(rt.stacks[i].stack, &rt.stacks[i].loop) != 0) {
             snprintf(err, errlen, "out of memory");
             start_undo(n, q);
             return -1;
@@ -252,7 +263,6 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         return -1;
     }
     rt.nstacks = n; /* before the owners start: a stack thread's sleepers are per stack */
-    ev_use(rt.stacks[0].mode->wait); /* how application threads wait, before any can */
     for (int i = 0; i < n; i++) {
         if (rt.stacks[i].mode->start(&rt.stacks[i], c, err, errlen) != 0) {
             rt.nstacks = 0;
@@ -265,9 +275,7 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         start_undo(n, q);
         return -1;
     }
-    rt.nic = q[0];
     rt.host_addr = c->host_addr;
-    rt.low_power = c->low_power_mode;
     return 0;
 }
 
@@ -303,14 +311,18 @@ bool rt_ensure(void)
     if (rc == 0) {
         c.init_fail = policy; /* what stackctl show config reports */
         lstack_log_set_level(c.log_level);
-        ctl_rt_census_begin(); /* which fds the start opens: stackctl's fds_stack */
+        for (int i = 0; i < rt_nhooks; i++)
+            if (rt_hooks[i]->starting != NULL)
+                rt_hooks[i]->starting(); /* the control socket notes the fds the start opens */
         rc = start(&c, err, sizeof(err));
-        if (rc != 0) {
-            ctl_rt_census_drop();
-            LSTACK_ERR("stack start failed: %s", err);
-        } else {
-            ctl_rt_start(&c, path); /* issue 4: the control socket (stackctl); serves stacks once RT_READY */
+        for (int i = 0; i < rt_nhooks; i++) {
+            if (rc != 0 && rt_hooks[i]->start_failed != NULL)
+                rt_hooks[i]->start_failed();
+            else if (rc == 0 && rt_hooks[i]->started != NULL)
+                rt_hooks[i]->started(&c, path); /* the control socket: serves once RT_READY */
         }
+        if (rc != 0)
+            LSTACK_ERR("stack start failed: %s", err);
         lstack_conf_free(&c);
     }
     if (rc != 0) {

@@ -100,8 +100,8 @@
 
 /* ---- sleepers ---- */
 
-/* The calling thread as a sleeper of each stack (one node per stack, all
- * with the thread's one eventfd: rtw_me[0].fd). */
+/* The calling thread as a sleeper of each stack (one node per stack, by
+ * its loop's index, all with the thread's one eventfd: rtw_me[0].fd). */
 static __thread struct rt_sleeper rtw_me[LSTACK_CONF_STACKS_SUPPORTED] = {{.fd = -1}};
 static pthread_key_t rtw_key;
 static pthread_once_t rtw_key_once = PTHREAD_ONCE_INIT;
@@ -157,7 +157,8 @@ static void sleeper_link(struct stack_ctx *c, struct rt_sleeper *w)
     w->linked = true;
 }
 
-int rt_sleep_arm(void)
+/* The loop's sleep_arm: under l's lock. */
+static int rtw_sleep_arm(struct stack_loop *l)
 {
     struct rt_sleeper *me = &rtw_me[0];
     if (me->fd < 0) {
@@ -171,25 +172,15 @@ int rt_sleep_arm(void)
          * stack 0's node, until a thread has a stack of its own) */
         rt_affinity_app_thread(0);
     }
-    /* Every stack may have the news (several stacks share the lock held
-     * here: runtime/stack_ctx.h). */
-    for (int i = 0; i < rt.nstacks; i++) {
-        rtw_me[i].fd = me->fd;
-        sleeper_link(&rt.stacks[i], &rtw_me[i]);
-    }
+    rtw_me[l->index].fd = me->fd;
+    sleeper_link(sctx_of(l), &rtw_me[l->index]);
     return me->fd;
 }
 
-void rt_sleep_disarm(void)
+/* The loop's sleep_disarm: under l's lock. */
+static void rtw_sleep_disarm(struct stack_loop *l)
 {
-    for (int i = 0; i < rt.nstacks; i++)
-        sleeper_unlink(&rtw_me[i]);
-}
-
-void rt_sleep_drain(int fd)
-{
-    uint64_t v;
-    (void)libc.read(fd, &v, sizeof(v));
+    sleeper_unlink(&rtw_me[l->index]);
 }
 
 /* Under the lock: signal and unlink every sleeper. */
@@ -388,15 +379,26 @@ static void rtw_stop(struct stack_ctx *c)
     sctx_unlock(c);
 }
 
-static void rtw_flush(struct stack_ctx *c)
+static void rtw_flush(struct stack_loop *l)
 {
-    (void)c; /* the stack thread's next round sends the batch */
+    (void)l; /* the stack thread's next round sends the batch */
 }
+
+static const struct stack_loop_ops rtw_ops = {
+    .lock = sctx_loop_lock,
+    .unlock = sctx_loop_unlock,
+    .contended = sctx_loop_contended,
+    .flush = rtw_flush,
+    .sleep_arm = rtw_sleep_arm,
+    .sleep_disarm = rtw_sleep_disarm,
+    .wake_begin = sctx_wake_begin,
+    .wake_end = sctx_wake_end,
+    .wait = &ev_wait_sleeping,
+};
 
 const struct stack_mode stack_mode_rtw = {
     .name = "run-to-wakeup",
-    .wait = &ev_wait_sleeping,
+    .ops = &rtw_ops,
     .start = rtw_start,
     .stop = rtw_stop,
-    .flush = rtw_flush,
 };

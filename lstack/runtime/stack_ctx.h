@@ -34,27 +34,25 @@
 #include <stdint.h>
 
 #include "common/futex_lock.h"
+#include "common/stack_loop.h"
+#include "stack/round_acct.h"
 
 struct stack;
 struct stack_ctx;
 struct lstack_conf;
-struct ev_wait_ops;
+struct nic;
 
 /* What a stack_thread_mode is: one table per mode, chosen at start. */
 struct stack_mode {
     const char *name;                 /* as in lstack.conf */
-    /* How an application thread waits (epoll_wait, poll, select, a
-     * blocking socket call): event/event.h. */
-    const struct ev_wait_ops *wait;
+    /* The table the mode gives its contexts' loops (common/stack_loop.h):
+     * lock, poll, flush, sleep, and how an application thread waits. */
+    const struct stack_loop_ops *ops;
     /* After the stack is open, before RT_READY: start the owner. Returns 0
      * or -1 with a reason in err. The init thread. */
     int (*start)(struct stack_ctx *c, const struct lstack_conf *conf, char *err, size_t errlen);
     /* Before the stack closes: stop the owner (joined on return). No lock held. */
     void (*stop)(struct stack_ctx *c);
-    /* Under the lock, after a call that queued frames that should leave
-     * now (connect's SYN, shutdown's and close's FIN or RST): never a poll
-     * round. */
-    void (*flush)(struct stack_ctx *c);
 };
 
 extern const struct stack_mode stack_mode_rtc; /* runtime/mode_rtc.c */
@@ -69,8 +67,12 @@ struct rt_sleeper {
 };
 
 struct stack_ctx {
+    struct stack_loop loop;           /* first: what sockets and waits see of the context */
     struct futex_lock mu;             /* every use of the stack, in both modes */
     int mu_waiters;                   /* threads blocked in sctx_lock */
+    /* Takes of mu that found it held, and the TSC ticks they waited
+     * (stackctl show stats: lock_waits, lock_wait_cycles). Relaxed atomics. */
+    uint64_t lock_waits, lock_wait_cycles;
     /* The context whose mu this one takes: NULL (itself) with one stack;
      * with several, every context's is stack 0's (one lock for the
      * group: a round reads the other stacks' lwIP, stack/stack.h's
@@ -78,6 +80,7 @@ struct stack_ctx {
      * sockets of every stack). */
     struct stack_ctx *lock_of;
     struct stack *stack;              /* NULL until open */
+    struct nic *nic;                  /* its port queue (the low-power wake-up, sleep.c) */
     const struct stack_mode *mode;
     int index;                        /* stack number: its CPU is conf->cpus[index] */
     int cpu;                          /* that CPU (run-to-wakeup pins its thread there) */
@@ -94,19 +97,32 @@ struct stack_ctx {
                                        * took off sleepers, after unlocking mu */
 };
 
+static inline struct stack_ctx *sctx_of(struct stack_loop *l)
+{
+    return (struct stack_ctx *)l;
+}
+
 static inline struct stack_ctx *sctx_locker(struct stack_ctx *c)
 {
     return c->lock_of != NULL ? c->lock_of : c;
 }
 
+/* Take c's lock; a take that finds it held is counted and timed (two reads
+ * of the rounds' clock, stack/round_acct.h, only then) on the context
+ * whose wait it is. */
 static inline void sctx_lock(struct stack_ctx *c)
 {
-    c = sctx_locker(c);
-    if (futex_trylock(&c->mu))
+    struct stack_ctx *m = sctx_locker(c);
+    if (futex_trylock(&m->mu))
         return;
-    __atomic_add_fetch(&c->mu_waiters, 1, __ATOMIC_RELAXED);
-    futex_lock(&c->mu);
-    __atomic_sub_fetch(&c->mu_waiters, 1, __ATOMIC_RELAXED);
+    uint64_t t0 = round_clock_now();
+    __atomic_add_fetch(&m->mu_waiters, 1, __ATOMIC_RELAXED);
+    futex_lock(&m->mu);
+    __atomic_sub_fetch(&m->mu_waiters, 1, __ATOMIC_RELAXED);
+    /* under the lock now: a plain add would do for a lock of its own, not
+     * for a shared one (another context's counters) */
+    __atomic_fetch_add(&c->lock_wait_cycles, round_clock_now() - t0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->lock_waits, 1, __ATOMIC_RELAXED);
 }
 
 static inline void sctx_unlock(struct stack_ctx *c)
@@ -122,7 +138,16 @@ static inline bool sctx_contended(struct stack_ctx *c)
 }
 
 /* Under the lock: one poll round of c's stack, by its owner (flushes the
- * ACKs the application's reads owe first). Returns frames received. */
+ * ACKs the application's reads owe first, and does the work the sockets
+ * left for the round). Returns frames received. */
 unsigned sctx_poll(struct stack_ctx *c);
+
+/* The loop operations both modes share (runtime.c): the lock, and the
+ * low-power wake-up of the context's port (sleep.c). */
+void sctx_loop_lock(struct stack_loop *l);
+void sctx_loop_unlock(struct stack_loop *l);
+bool sctx_loop_contended(struct stack_loop *l);
+int sctx_wake_begin(struct stack_loop *l);
+void sctx_wake_end(struct stack_loop *l);
 
 #endif

@@ -15,15 +15,20 @@
  */
 #include "runtime/runtime_priv.h"
 #include "sock/lsock.h"
+#include "stack/stack.h"
 
-static unsigned next_stack; /* under rt_lock */
+static unsigned next_stack; /* atomic: the next new socket's stack */
 
-struct stack *rt_stack(void)
+int rt_sock_new(int fd, struct lsock **out)
 {
-    if (rt.nstacks <= 1)
-        return rt.stacks[0].stack;
-    unsigned i = next_stack++ % (unsigned)rt.nstacks;
-    return rt.stacks[i].stack;
+    unsigned i = rt.nstacks <= 1 ? 0 : __atomic_fetch_add(&next_stack, 1, __ATOMIC_RELAXED) % (unsigned)rt.nstacks;
+    struct stack_ctx *c = &rt.stacks[i];
+    sctx_lock(c);
+    int rc = lsock_new(c->stack, out);
+    if (rc == 0)
+        lsock_set_fd(*out, fd); /* stackctl shows it */
+    sctx_unlock(c);
+    return rc;
 }
 
 int rt_stack_count(void)
@@ -34,6 +39,23 @@ int rt_stack_count(void)
 struct stack *rt_stack_nth(int i)
 {
     return i >= 0 && i < rt.nstacks ? rt.stacks[i].stack : NULL;
+}
+
+struct stack_loop *rt_loop_nth(int i)
+{
+    return i >= 0 && i < rt.nstacks ? &rt.stacks[i].loop : NULL;
+}
+
+void rt_stack_stats(int i, struct stack_stats *st)
+{
+    struct stack_ctx *c = &rt.stacks[i];
+    stack_get_stats(c->stack, st);
+    st->app_reads = __atomic_load_n(&c->loop.app_reads, __ATOMIC_RELAXED);
+    st->app_writes = __atomic_load_n(&c->loop.app_writes, __ATOMIC_RELAXED);
+    st->app_epoll_waits = __atomic_load_n(&c->loop.app_epoll_waits, __ATOMIC_RELAXED);
+    st->app_wakeups = __atomic_load_n(&c->loop.app_wakeups, __ATOMIC_RELAXED);
+    st->lock_waits = __atomic_load_n(&c->lock_waits, __ATOMIC_RELAXED);
+    st->lock_wait_cycles = __atomic_load_n(&c->lock_wait_cycles, __ATOMIC_RELAXED);
 }
 
 int rt_listen_everywhere(struct lsock *ls)

@@ -28,6 +28,7 @@
 #include <sys/uio.h>
 
 struct stack;
+struct stack_loop;
 struct lsock;
 
 /* Readiness, in epoll bit values (EPOLLIN, EPOLLOUT, EPOLLRDHUP, EPOLLHUP,
@@ -109,10 +110,16 @@ static inline void lsock_watchers_tell(struct lsock_watcher *w)
 /* The sock layer's state of stack st (its sockets, their counters, the
  * ACKs they owe, run-to-wakeup's doorbell list) is the sock layer's own:
  * made at st's first socket, kept by the stack as its upper layer's
- * (stack_set_upper) and freed with it. lsock_stack_open makes it now:
- * before st's owner starts, so that no round ever sees it appear.
- * Returns 0 or -ENOMEM. */
-int lsock_stack_open(struct stack *st);
+ * (stack_set_upper) and freed with it. lsock_stack_open makes it now, and
+ * tells st's sockets the context that runs st (loop: lsock_loop): before
+ * st's owner starts, so that no round ever sees it appear. Returns 0 or
+ * -ENOMEM. */
+int lsock_stack_open(struct stack *st, struct stack_loop *loop);
+
+/* The context that runs s's stack: the lock every call on s takes, and
+ * how a wait on s polls or sleeps (common/stack_loop.h). Fixed for s's
+ * life; any thread. */
+struct stack_loop *lsock_loop(const struct lsock *s);
 
 /* How many times a socket of st had its readiness change (each
  * lsock_notify that told watchers): run-to-wakeup's stack thread wakes
@@ -224,8 +231,10 @@ void lsock_close(struct lsock *s);
  * (poll and select on it, a blocking call on it) while another thread may
  * close it: lsock_close of a held socket does all a close does (FIN or RST,
  * the socket's room given back; from then on it reports EPOLLHUP, as a
- * closed socket) but frees the memory at the last lsock_release. Under the
- * stack's lock; every hold is released exactly once. */
+ * closed socket) but frees the memory at the last lsock_release. An atomic
+ * count: any thread, with or without the stack's lock, as long as the
+ * caller knows s alive when it takes the hold (its fd's entry, a hold
+ * already taken); every hold is released exactly once. */
 void lsock_hold(struct lsock *s);
 void lsock_release(struct lsock *s);
 

@@ -128,10 +128,11 @@ struct lsock {
     struct lsock *rep_primary;
     struct lsock *rep_next;
 
-    /* issue 12: waits that look at the socket without owning it
-     * (lsock_hold); closed: lsock_close ran, the memory waits for the
-     * last release. */
-    uint32_t holds;
+    /* References to the memory (atomic): the owner's (dropped by
+     * lsock_close) and those of waits that look at the socket without
+     * owning it (lsock_hold); the last lsock_release frees it. closed:
+     * lsock_close ran (a dead socket, EPOLLHUP, for the waits left). */
+    uint32_t refs;
     bool closed;
 
     /* The fd the POSIX layer gave it (lsock_set_fd), -1 before; for

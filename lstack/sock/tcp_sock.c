@@ -114,8 +114,9 @@ static void sock_mem_free(struct lsock *s)
     free(s);
 }
 
-/* Release an lsock whose pcb is already gone or detached; a held one
- * (lsock_hold) stays as a dead socket until its last release. */
+/* Release an lsock whose pcb is already gone or detached: what it holds of
+ * the stack now; a held one (lsock_hold) stays as a dead socket until its
+ * last release. */
 static void lsock_free(struct lsock *s)
 {
     lsock_ack_forget(s);
@@ -123,22 +124,19 @@ static void lsock_free(struct lsock *s)
         lsock_ring_drop(s); /* its pbufs, and off the stack thread's list */
     lsock_rx_drop(s);
     s->ss->count--;
-    if (s->holds > 0) {
-        s->closed = true;
-        s->state = LS_DEAD;
-        return;
-    }
-    sock_mem_free(s);
+    s->closed = true;
+    s->state = LS_DEAD;
+    lsock_release(s); /* the owner's reference */
 }
 
 void lsock_hold(struct lsock *s)
 {
-    s->holds++;
+    __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
 }
 
 void lsock_release(struct lsock *s)
 {
-    if (--s->holds == 0 && s->closed)
+    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
         sock_mem_free(s);
 }
 
@@ -221,6 +219,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     }
     ss->count++;
     ss->accepted++;
+    c->refs = 1;
     c->ss = ss;
     c->st = ss->st;
     c->fd = -1;
@@ -302,9 +301,18 @@ struct lsocks *lsocks_get(struct stack *st)
     return ss;
 }
 
-int lsock_stack_open(struct stack *st)
+int lsock_stack_open(struct stack *st, struct stack_loop *loop)
 {
-    return lsocks_get(st) != NULL ? 0 : -ENOMEM;
+    struct lsocks *ss = lsocks_get(st);
+    if (ss == NULL)
+        return -ENOMEM;
+    ss->loop = loop;
+    return 0;
+}
+
+struct stack_loop *lsock_loop(const struct lsock *s)
+{
+    return s->ss->loop;
 }
 
 uint64_t lsock_changes(const struct stack *st)
@@ -364,6 +372,7 @@ int lsock_new(struct stack *st, struct lsock **out)
     errno = saved;
     if (s == NULL)
         return -ENOMEM;
+    s->refs = 1;
     s->ss = ss;
     s->st = st;
     s->state = LS_NEW;
