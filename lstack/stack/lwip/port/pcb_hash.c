@@ -37,7 +37,25 @@ static struct {
     uint32_t mask;            /* slots - 1 */
     uint32_t seed;
     struct lstack_lwip_hash_stats st;
+    lstack_flow_fn flow;      /* told of each entry and exit (lstack_lwip_flow_hook) */
+    void *flow_ctx;
 } H;
+
+static void flow_tell(const struct tcp_pcb *p, int add)
+{
+    if (H.flow != NULL)
+        H.flow(H.flow_ctx, ip4_addr_get_u32(ip_2_ip4(&p->local_ip)), p->local_port,
+               ip4_addr_get_u32(ip_2_ip4(&p->remote_ip)), p->remote_port, add);
+}
+
+void lstack_lwip_flow_hook(lstack_flow_fn fn, void *ctx)
+{
+    H.flow = fn;
+    H.flow_ctx = ctx;
+    for (uint32_t i = 0; H.t != NULL && i <= H.mask; i++)
+        if (H.t[i].pcb != NULL)
+            flow_tell(H.t[i].pcb, 1);
+}
 
 static inline uint32_t key_hash(uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport)
 {
@@ -117,6 +135,7 @@ void lstack_pcb_hash_add(struct tcp_pcb *pcb)
         lstack_lwip_assert_fail("pcb hash: table full and cannot grow", __FILE__, __LINE__);
     insert(H.t, H.mask, pcb_hash(pcb), pcb);
     H.st.entries++;
+    flow_tell(pcb, 1);
 }
 
 void lstack_pcb_hash_del(struct tcp_pcb *pcb)
@@ -156,6 +175,7 @@ void lstack_pcb_hash_del(struct tcp_pcb *pcb)
     H.t[hole].pcb = NULL;
     H.t[hole].h = 0;
     H.st.entries--;
+    flow_tell(pcb, 0);
 }
 
 struct tcp_pcb *lstack_pcb_hash_lookup(u32_t local_ip, u16_t local_port, u32_t remote_ip, u16_t remote_port)
