@@ -62,14 +62,25 @@ static struct sock_file *sock_file_new(struct lsock *ls, bool nonblock, bool dec
     return sf;
 }
 
-/* Close ls, under its loop's lock (its epoll items first). */
+/* Close ls, under its loop's lock (its epoll items first); then, each
+ * under its own loop's lock, what a listener leaves on other stacks (its
+ * copies, their connections it still queued). */
 static void close_lsock(struct stack_loop *l, struct lsock *ls)
 {
+    lsock_hold(ls);
     loop_lock(l);
     ev_forget_sock(ls);
     lsock_close(ls);
     loop_flush(l); /* the FIN or RST leaves now (no poll round) */
     loop_unlock(l);
+    for (struct lsock *o; (o = lsock_close_next(ls)) != NULL;) {
+        struct stack_loop *ol = lsock_loop(o);
+        loop_lock(ol);
+        lsock_close(o);
+        loop_flush(ol);
+        loop_unlock(ol);
+    }
+    lsock_release(ls);
 }
 
 /* Release the stack side of sf and free it. */
@@ -255,9 +266,9 @@ static int sock_listen(struct fd_entry *e, int fd, int backlog)
     }
     loop_lock(sf->loop);
     int rc = lsock_listen(sf->ls, backlog);
+    loop_unlock(sf->loop);
     if (rc == 0)
         rc = rt_listen_everywhere(sf->ls); /* every stack takes SYNs */
-    loop_unlock(sf->loop);
     return rc < 0 ? fail_neg(rc) : 0;
 }
 

@@ -28,7 +28,6 @@
 #include "nic/nic_queues.h"
 #include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
-#include "sock/lsock.h"
 #include "stack/stack.h"
 
 /* How long the stack keeps running at exit for the last FINs to leave. */
@@ -36,9 +35,6 @@
 
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct dpdk_calls dpdk;
-/* The stacks as the group of stack_group_join sees them (it keeps the
- * array). */
-static struct stack *group[LSTACK_CONF_STACKS_SUPPORTED];
 /* How the port spreads flows over the group's queues (open_queues; 1.1
  * KiB: not on the stack of the first socket()). The group keeps a pointer. */
 static struct nic_steer port_steer;
@@ -54,10 +50,9 @@ static void rt_shutdown(void)
     for (int i = rt_nhooks - 1; i >= 0; i--)
         if (rt_hooks[i]->stopping != NULL)
             rt_hooks[i]->stopping();
-    /* The owner stops (run-to-wakeup: the stack thread is joined); this
+    /* The owners stop (run-to-wakeup: the stack threads are joined); this
      * thread owns the stacks from here. */
-    for (int i = 0; i < rt.nstacks; i++)
-        rt.stacks[i].mode->stop(&rt.stacks[i]);
+    rt_stacks_stop();
     rt_affinity_stop();
     /* Let the FINs and RSTs leave and the peers' answers come in. */
     uint64_t until = rt_now_ms() + EXIT_LINGER_MS;
@@ -68,17 +63,8 @@ static void rt_shutdown(void)
             sctx_unlock(&rt.stacks[i]);
         }
     }
-    rt_lock_all();
     rt_state_v = RT_PASSIVE;
-    int n = rt.nstacks;
-    if (n > 1)
-        stack_group_leave(group, (unsigned)n);
-    for (int i = 0; i < n; i++) {
-        stack_close(rt.stacks[i].stack);
-        rt.stacks[i].stack = NULL;
-    }
-    rt_unlock_all();
-    rt.nstacks = 0;
+    rt_stacks_close();
     dpdk.eal_exit();
 }
 
@@ -118,6 +104,21 @@ static int open_queues(const struct lstack_conf *c, const struct nic_params *np,
     return 0;
 }
 
+/* Each queue's pool (one per stack, on its CPU's node): the process's
+ * budget (tcp_conn_count x mbuf_count_per_conn); with several stacks, each
+ * its share of it, and at least what its rings and caches hold, so that
+ * its queue can fill. */
+static uint32_t pool_share(const struct lstack_conf *c, unsigned nq)
+{
+    uint64_t total = (uint64_t)c->tcp_conn_count * c->mbuf_count_per_conn;
+    if (nq <= 1)
+        return (uint32_t)total;
+    uint64_t share = (total + nq - 1) / nq;
+    uint64_t floor = (uint64_t)c->nic_rxqueue_size + c->nic_txqueue_size + 2u * c->nic_read_number +
+                     2u * c->mem_cache_num;
+    return (uint32_t)(share > floor ? share : floor);
+}
+
 /* use_ltran = 0: this process drives the port: one queue pair per stack
  * (nq of them) into out[0..nq). Returns 0 or -1 (err). */
 static int open_port(const struct lstack_conf *c, char **argv, unsigned nq, struct nic **out, char *err,
@@ -133,7 +134,7 @@ static int open_port(const struct lstack_conf *c, char **argv, unsigned nq, stru
         return -1;
     struct nic_params np = {
         .has_mac = c->has_devices,
-        .nb_mbufs = c->tcp_conn_count * c->mbuf_count_per_conn,
+        .nb_mbufs = pool_share(c, nq),
         .cache_size = c->mem_cache_num,
         .priv_size = (uint16_t)stack_nic_priv_size(),
         .rx_desc = (uint16_t)c->nic_rxqueue_size,
@@ -175,52 +176,6 @@ static int stacks_wanted(const struct lstack_conf *c, char *err, size_t errlen)
     return n;
 }
 
-/* The stacks' contexts: stack i on queue q[i] of the port, CPU cpus[i],
- * its loop the i-th of the group; with several, every context takes stack
- * 0's lock (stack_ctx.h, lock_of). */
-static void ctx_init(const struct lstack_conf *c, int n, struct nic **q)
-{
-    for (int i = 0; i < n; i++) {
-        struct stack_ctx *sc = &rt.stacks[i];
-        sc->index = i;
-        sc->cpu = c->num_cpus > i ? c->cpus[i] : -1;
-        sc->queue = (uint16_t)i;
-        sc->nic = q[i];
-        sc->mode = c->stack_thread_mode == LSTACK_MODE_RUN_TO_WAKEUP ? &stack_mode_rtw : &stack_mode_rtc;
-        sc->lock_of = i == 0 ? NULL : &rt.stacks[0];
-        rt.loops[i] = &sc->loop;
-        sc->loop = (struct stack_loop){
-            .ops = sc->mode->ops,
-            .index = (unsigned)i,
-            .count = (unsigned)n,
-            .all = rt.loops,
-            .low_power = c->low_power_mode,
-            .can_wake = q[i]->ops->sleep_begin != NULL,
-        };
-    }
-}
-
-/* Undo a start that failed after the port opened: stop the owners that
- * started, leave the group, close the stacks and the queues no stack
- * took. */
-static void start_undo(int n, struct nic **q)
-{
-    for (int i = 0; i < n; i++)
-        if (rt.stacks[i].stack != NULL)
-            rt.stacks[i].mode->stop(&rt.stacks[i]);
-    if (n > 1)
-        stack_group_leave(group, (unsigned)n);
-    for (int i = 0; i < n; i++) {
-        if (rt.stacks[i].stack != NULL)
-            stack_close(rt.stacks[i].stack);
-        else if (q[i] != NULL)
-            q[i]->ops->close(q[i]);
-        rt.stacks[i].stack = NULL;
-        group[i] = NULL;
-    }
-    dpdk.eal_cleanup();
-}
-
 static int start(const struct lstack_conf *c, char *err, size_t errlen)
 {
     int n = stacks_wanted(c, err, errlen);
@@ -245,34 +200,14 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         dpdk.eal_cleanup();
         return -1;
     }
-    ctx_init(c, n, q);
-    for (int i = 0; i < n; i++) {
-        if (stack_open(&rt.stacks[i].stack, c, i, q[i], err, errlen) != 0) {
-            start_undo(n, q);
-            return -1;
-        }
-        if (lsock_stack_open(rt.stacks[i].stack, &rt.stacks[i].loop) != 0) {
-            snprintf(err, errlen, "out of memory");
-            start_undo(n, q);
-            return -1;
-        }
-        group[i] = rt.stacks[i].stack;
-    }
-    if (n > 1 && stack_group_join(group, (unsigned)n, dpdk.handover, NULL, &port_steer, err, errlen) != 0) {
-        start_undo(n, q);
+    if (rt_stacks_open(c, q, n, dpdk.handover, &port_steer, err, errlen) != 0) {
+        dpdk.eal_cleanup();
         return -1;
     }
-    rt.nstacks = n; /* before the owners start: a stack thread's sleepers are per stack */
-    for (int i = 0; i < n; i++) {
-        if (rt.stacks[i].mode->start(&rt.stacks[i], c, err, errlen) != 0) {
-            rt.nstacks = 0;
-            start_undo(n, q);
-            return -1;
-        }
-    }
-    if (rt_affinity_start(&aff, err, errlen) != 0) {
-        rt.nstacks = 0;
-        start_undo(n, q);
+    if (rt_stacks_start(c, err, errlen) != 0 || rt_affinity_start(&aff, err, errlen) != 0) {
+        rt_stacks_stop();
+        rt_stacks_close();
+        dpdk.eal_cleanup();
         return -1;
     }
     rt.host_addr = c->host_addr;

@@ -30,7 +30,7 @@
  * The stack thread receives without the lock (the queue is its own) and
  * takes the lock only for a round with work: frames received, frames or
  * ACKs the application's calls queued (stack_round_owed), sockets whose
- * rings have work (lsock_ring_pending), or lwIP's timers (at least every
+ * rings have work (lsock_pending), or lwIP's timers (at least every
  * millisecond). An application call therefore rarely finds the lock held;
  * when it does, it sleeps in the futex and the stack thread waits for it
  * to have had the lock before its next round.
@@ -277,7 +277,7 @@ static void *stack_thread(void *arg)
          * rarely find it held. */
         unsigned n = stack_rx(s, pkts);
         uint64_t now = tsc_clock_ns(&clk);
-        if (n == 0 && now < due && !stack_round_owed(s) && !lsock_ring_pending(s)) {
+        if (n == 0 && now < due && !stack_round_owed(s) && !lsock_pending(s)) {
             /* Nobody sleeping: an application thread is awake, maybe
              * runnable on this CPU; let it run rather than spin (a hint,
              * read without the lock). */
@@ -290,7 +290,7 @@ static void *stack_thread(void *arg)
         struct wake_list wl = {0};
         sctx_lock(c);
         lsock_flush_acks(s); /* ACKs lwIP would delay, now that the app read */
-        lsock_ring_service(s); /* bytes written into lwIP, read pbufs freed (tcp_ring.c) */
+        lsock_service(s); /* bytes written into lwIP, read pbufs freed (tcp_ring.c) */
         stack_round(s, pkts, n);
         uint64_t ch = lsock_changes(s);
         if (ch != c->seen_changes) {

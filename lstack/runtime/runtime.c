@@ -49,15 +49,13 @@ bool sctx_loop_contended(struct stack_loop *l)
 void rt_lock_all(void)
 {
     for (int i = 0; i < rt.nstacks; i++)
-        if (rt.stacks[i].lock_of == NULL)
-            sctx_lock(&rt.stacks[i]);
+        sctx_lock(&rt.stacks[i]);
 }
 
 void rt_unlock_all(void)
 {
     for (int i = rt.nstacks - 1; i >= 0; i--)
-        if (rt.stacks[i].lock_of == NULL)
-            sctx_unlock(&rt.stacks[i]);
+        sctx_unlock(&rt.stacks[i]);
 }
 
 unsigned sctx_poll(struct stack_ctx *c)
@@ -65,8 +63,8 @@ unsigned sctx_poll(struct stack_ctx *c)
     if (c->stack == NULL)
         return 0;
     lsock_flush_acks(c->stack); /* ACKs lwIP would delay, now that the app read */
-    if (lsock_ring_pending(c->stack))
-        lsock_ring_service(c->stack); /* what the sockets left for the round */
+    if (lsock_pending(c->stack))
+        lsock_service(c->stack); /* what the sockets left for the round */
     return stack_poll(c->stack);
 }
 

@@ -61,10 +61,11 @@ struct stack_loop *rt_loop_nth(int i);
 struct stack_stats;
 void rt_stack_stats(int i, struct stack_stats *st);
 
-/* Under the lock of ls's loop, after lsock_listen(ls) succeeded: the same
- * listener on every other stack (lsock_listen_copy), or their backlog
- * updated after listen() again. Returns 0 or lsock_listen_copy's -errno
- * (ls listens on the stacks done so far). Nothing to do with one stack. */
+/* After lsock_listen(ls) succeeded, without a lock: the same listener on
+ * every other stack (lsock_listen_copy), or their backlog updated after
+ * listen() again; it takes one stack's lock at a time. Returns 0 or
+ * lsock_listen_copy's -errno (ls listens on the stacks done so far).
+ * Nothing to do with one stack. */
 int rt_listen_everywhere(struct lsock *ls);
 
 /* host_addr (network byte order). Only in RT_READY. */

@@ -1,14 +1,15 @@
 /*
- * stack_ctx.h - one stack and everything that runs it: the per-stack
- * context that replaced the process singleton (rt.stack, one process-wide
- * stack lock). Runtime-private (runtime/ files and the mode files).
+ * stack_ctx.h - one stack and everything that runs it: the loop object
+ * the layers above see (struct stack_loop, common/stack_loop.h, first) and
+ * what only the runtime sees of it. Runtime-private (runtime/ files and
+ * the mode files).
  *
  * A context holds one lwIP instance (struct stack), the NIC queue it polls
  * (queue i of the port for stack i: several in run-to-wakeup with several
- * num_cpus CPUs, whose contexts then share one lock, see lock_of), its
- * lock, the CPU its owner runs on, the mode that decides who owns it (the
- * table below), and the mode's state (the stack thread and the sleeping
- * application threads of run-to-wakeup).
+ * num_cpus CPUs), its own lock (no two contexts share one: their rounds
+ * run in parallel), the CPU its owner runs on, the mode that decides who
+ * owns it (the table below), and the mode's state (the stack thread and
+ * the sleeping application threads of run-to-wakeup).
  *
  * Owner: the only thread that may poll the context's queue.
  *  run-to-completion  whichever application thread holds the lock and is
@@ -23,7 +24,9 @@
  *
  * Rejected: a mode flag tested on the paths (run-to-completion's hot path
  * would pay for run-to-wakeup: the table is chosen once at start); the lock
- * inside struct stack (the lwIP side would own threading it does not know).
+ * inside struct stack (the lwIP side would own threading it does not know);
+ * one lock for every context of the process (their rounds ran one at a
+ * time: two stacks did the work of one).
  */
 #ifndef LSTACK_STACK_CTX_H
 #define LSTACK_STACK_CTX_H
@@ -73,12 +76,6 @@ struct stack_ctx {
     /* Takes of mu that found it held, and the TSC ticks they waited
      * (stackctl show stats: lock_waits, lock_wait_cycles). Relaxed atomics. */
     uint64_t lock_waits, lock_wait_cycles;
-    /* The context whose mu this one takes: NULL (itself) with one stack;
-     * with several, every context's is stack 0's (one lock for the
-     * group: a round reads the other stacks' lwIP, stack/stack.h's
-     * stack_group_join, and readiness reaches epoll sets shared by
-     * sockets of every stack). */
-    struct stack_ctx *lock_of;
     struct stack *stack;              /* NULL until open */
     struct nic *nic;                  /* its port queue (the low-power wake-up, sleep.c) */
     const struct stack_mode *mode;
@@ -102,38 +99,28 @@ static inline struct stack_ctx *sctx_of(struct stack_loop *l)
     return (struct stack_ctx *)l;
 }
 
-static inline struct stack_ctx *sctx_locker(struct stack_ctx *c)
-{
-    return c->lock_of != NULL ? c->lock_of : c;
-}
-
 /* Take c's lock; a take that finds it held is counted and timed (two reads
- * of the rounds' clock, stack/round_acct.h, only then) on the context
- * whose wait it is. */
+ * of the rounds' clock, stack/round_acct.h, only then). */
 static inline void sctx_lock(struct stack_ctx *c)
 {
-    struct stack_ctx *m = sctx_locker(c);
-    if (futex_trylock(&m->mu))
+    if (futex_trylock(&c->mu))
         return;
     uint64_t t0 = round_clock_now();
-    __atomic_add_fetch(&m->mu_waiters, 1, __ATOMIC_RELAXED);
-    futex_lock(&m->mu);
-    __atomic_sub_fetch(&m->mu_waiters, 1, __ATOMIC_RELAXED);
-    /* under the lock now: a plain add would do for a lock of its own, not
-     * for a shared one (another context's counters) */
-    __atomic_fetch_add(&c->lock_wait_cycles, round_clock_now() - t0, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&c->lock_waits, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&c->mu_waiters, 1, __ATOMIC_RELAXED);
+    futex_lock(&c->mu);
+    __atomic_sub_fetch(&c->mu_waiters, 1, __ATOMIC_RELAXED);
+    /* under the lock: read by the control thread without it (relaxed) */
+    __atomic_store_n(&c->lock_wait_cycles, c->lock_wait_cycles + (round_clock_now() - t0), __ATOMIC_RELAXED);
+    __atomic_store_n(&c->lock_waits, c->lock_waits + 1, __ATOMIC_RELAXED);
 }
 
 static inline void sctx_unlock(struct stack_ctx *c)
 {
-    c = sctx_locker(c);
     futex_unlock(&c->mu);
 }
 
 static inline bool sctx_contended(struct stack_ctx *c)
 {
-    c = sctx_locker(c);
     return __atomic_load_n(&c->mu_waiters, __ATOMIC_RELAXED) != 0;
 }
 

@@ -8,14 +8,18 @@
  * in one table (sock/errmap.c). They preserve errno.
  *
  * Threads: all calls on sockets of one stack must be serialised by the
- * caller (the runtime's stack lock); the lwIP callbacks run inside
- * stack_poll, under the same lock. Exceptions: lsock_ring_recv and
- * lsock_ring_send (run-to-wakeup's rings, at the end), which any thread
- * calls without the lock.
+ * caller (the lock of the stack's context: lsock_loop); the lwIP callbacks
+ * run inside stack_poll, under the same lock. Stacks share no lock: no
+ * call on a socket of one stack touches another stack (a listener's copies
+ * talk to it through lock-free lists, tcp_listen_copy.c). Exceptions:
+ * lsock_ring_recv and lsock_ring_send (run-to-wakeup's rings, at the end),
+ * lsock_hold / lsock_release, lsock_loop, which any thread calls without
+ * the lock.
  *
  * Memory: an lsock is owned by the POSIX layer from lsock_new/lsock_accept
  * until lsock_close, which releases it (the lwIP connection may live on in
- * lwIP, e.g. in TIME_WAIT, but no longer refers to the lsock).
+ * lwIP, e.g. in TIME_WAIT, but no longer refers to the lsock); lsock_hold
+ * keeps its memory past that.
  */
 #ifndef LSTACK_LSOCK_H
 #define LSTACK_LSOCK_H
@@ -158,16 +162,37 @@ int lsock_unbind(struct lsock *s);
  * -EINVAL if connecting / connected, -EADDRINUSE. */
 int lsock_listen(struct lsock *s, int backlog);
 
-/* Several stacks in one process (issue 12): give listener s a copy on
- * stack st (another stack than s's), bound to s's address and port with
- * s's backlog and options, whose established connections join s's accept
- * queue (they live on st: lsock_stack of the accepted socket says which),
- * so accept and readiness on s cover every stack. Called again after s
- * listened again: the copy takes the new backlog. lsock_close(s) closes
- * the copies. Returns 0, -EINVAL (s does not listen, or is a copy),
- * -ENOBUFS (tcp_conn_count sockets open on st), -EADDRINUSE (st has the
- * port in use), -ENOMEM. Under the lock that serialises both stacks. */
-int lsock_listen_copy(struct lsock *s, struct stack *st);
+/* Several stacks in one process: a copy of listener s on every other
+ * stack, bound to s's address and port with s's backlog and options, whose
+ * established connections join s's accept queue (they live on their own
+ * stack: lsock_loop of the accepted socket says which), so accept and
+ * readiness on s cover every stack. Made in three steps, each under one
+ * stack's lock (tcp_listen_copy.c; runtime/stacks.c drives them):
+ *  lsock_listen_spec         under s's lock: what a copy takes, and the
+ *                            copies s has (held); -EINVAL (s does not
+ *                            listen, or is a copy), -ENOMEM;
+ *  lsock_listen_copy         under st's lock: s's copy on st listens again
+ *                            (listen() again: the new backlog), or a new
+ *                            one is made (*made, to attach); -EINVAL (st is
+ *                            s's own stack), -ENOBUFS (tcp_conn_count
+ *                            sockets open on st), -EADDRINUSE (st has the
+ *                            port in use), -ENOMEM;
+ *  lsock_listen_copy_attach  under s's lock: c joins s's copies; -EBADF
+ *                            when s was closed meanwhile (the caller then
+ *                            closes c, under st's lock);
+ *  lsock_spec_free           any thread: the spec's holds released. */
+struct lsock_spec;
+int lsock_listen_spec(struct lsock *s, struct lsock_spec **out);
+int lsock_listen_copy(const struct lsock_spec *sp, struct stack *st, struct lsock **made);
+int lsock_listen_copy_attach(struct lsock *s, struct lsock *c);
+void lsock_spec_free(struct lsock_spec *sp);
+
+/* After lsock_close(s) of a listener with copies (the caller holds s,
+ * lsock_hold, across both): the next socket to close under its own stack's
+ * lock (lsock_loop), with lsock_close, before the next call: s's copies,
+ * then the connections of other stacks s still queued (reset, as a closed
+ * listener's queue is on Linux). NULL: done. Without a lock. */
+struct lsock *lsock_close_next(struct lsock *s);
 
 /* Take one connection from the accept queue. -EAGAIN if none; -EINVAL if
  * not listening. The new lsock inherits the listener's options (TCP_NODELAY,
@@ -336,10 +361,12 @@ ssize_t lsock_ring_send(struct lsock *s, const struct iovec *iov, int iovcnt);
 ssize_t lsock_ring_recv_locked(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
 ssize_t lsock_ring_send_locked(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
 
-/* The stack thread: true if application calls left ring work (a racy hint,
- * without the lock); under the lock, do it: move written bytes into lwIP,
- * free read pbufs and reopen windows, tell writers of new room. */
-bool lsock_ring_pending(const struct stack *st);
-void lsock_ring_service(struct stack *st);
+/* The stack's owner, each round: true if application calls left ring work
+ * or another stack changed a socket's readiness (a listener's copy took a
+ * connection for it): a racy hint, without the lock; under the lock, do
+ * it: move written bytes into lwIP, free read pbufs and reopen windows,
+ * tell writers of new room, tell the watchers of what changed from afar. */
+bool lsock_pending(const struct stack *st);
+void lsock_service(struct stack *st);
 
 #endif

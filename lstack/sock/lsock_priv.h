@@ -64,6 +64,10 @@ struct lsocks {
      * pushes to and the round takes whole (lsock_service). */
     bool rings;
     struct lsock *pend;
+    /* Sockets whose readiness another stack changed (a listener's copy
+     * took a connection for it): a lock-free list (atomic), each with a
+     * hold, that this stack's next round takes whole and tells. */
+    struct lsock *tell;
 };
 
 /* Options as the application set them (Linux units); applied to the pcb
@@ -119,14 +123,23 @@ struct lsock {
     /* Listener: accepted connections not yet taken by lsock_accept. */
     int backlog;
     struct lsock *acc_head, *acc_tail;
-    struct lsock *acc_next;    /* link in the listener's queue */
+    struct lsock *acc_next;    /* link in the listener's queue (or its incoming list) */
+    /* Connections its copies on other stacks established (tcp_listen_copy.c):
+     * a lock-free list (atomic) that their rounds push to, each under its
+     * own stack's lock, and lsock_accept takes whole into the queue. */
+    struct lsock *incoming;
 
-    /* issue 12: a listener's copies on the process's other stacks
+    /* A listener's copies on the process's other stacks
      * (tcp_listen_copy.c). The socket the application holds heads the list
-     * (copies: rep_next); a copy points back (rep_primary) and queues its
-     * connections there. */
+     * (copies: rep_next; under its stack's lock); a copy points back
+     * (rep_primary, with a reference) and hands its connections there. */
     struct lsock *rep_primary;
     struct lsock *rep_next;
+    /* Told from another stack that its readiness changed (a copy's new
+     * connection): on its stack's tell list (lsocks.tell, atomic) until
+     * that stack's next round tells its watchers. */
+    int tell_pend;
+    struct lsock *tell_next;
 
     /* References to the memory (atomic): the owner's (dropped by
      * lsock_close) and those of waits that look at the socket without
@@ -289,8 +302,17 @@ void lsock_ring_free(struct lsock_ring *r);
 
 /* ---- tcp_listen_copy.c ---- */
 
-/* Close every copy of listener s (lsock_close of s, under the lock). */
-void lsock_close_copies(struct lsock *s);
+/* Under the lock of copy's stack (its round): hand c, a connection the
+ * copy established, to its listener s (of another stack): pushed on s's
+ * incoming list, s told from afar. */
+void lsock_listen_copy_hand(struct lsock *s, struct lsock *c);
+/* Under s's lock: move s's incoming list to the end of its queue. */
+void lsock_incoming_take(struct lsock *s);
+/* Any thread: s's readiness changed on another stack's round: s's own
+ * stack tells its watchers at its next round (lsock_tell_take). */
+void lsock_tell_afar(struct lsock *s);
+/* Under ss's stack's lock, each round: tell what lsock_tell_afar listed. */
+void lsock_tell_take(struct lsocks *ss);
 
 /* ---- tcp_connect_timer.c ---- */
 

@@ -97,8 +97,8 @@ static inline __attribute__((always_inline)) uint32_t events_of(const struct lso
         return (s->rx_bytes > 0 ? EPOLLIN : 0u) | (wr ? EPOLLOUT : 0u);
     }
     switch (s->state) {
-    case LS_LISTEN:
-        return s->acc_head != NULL ? EPOLLIN : 0;
+    case LS_LISTEN: /* its queue, and what its copies on other stacks took */
+        return s->acc_head != NULL || __atomic_load_n(&s->incoming, __ATOMIC_RELAXED) != NULL ? EPOLLIN : 0;
     case LS_CONNECTING:
         return 0;
     default:

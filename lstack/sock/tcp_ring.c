@@ -28,7 +28,7 @@
  * list (sock_ring_pend: a lock-free LIFO that the stack thread takes whole
  * with one exchange, so there is no ABA). The stack thread, which polls
  * anyway, sees the list non-empty, takes its lock for a round and services
- * each socket (lsock_ring_service): drain the send ring (the reply carries
+ * each socket (lsock_service): drain the send ring (the reply carries
  * the ACK), free read pbufs, reopen the window, owe the delayed ACK as
  * tcp_io.c does when the application drained the queue.
  *
@@ -211,10 +211,11 @@ bool lsock_rings_enabled(const struct stack *st)
     return ss != NULL && ss->rings;
 }
 
-bool lsock_ring_pending(const struct stack *st)
+bool lsock_pending(const struct stack *st)
 {
     const struct lsocks *ss = lsocks_of(st);
-    return ss != NULL && __atomic_load_n(&ss->pend, __ATOMIC_RELAXED) != NULL;
+    return ss != NULL &&
+           (__atomic_load_n(&ss->pend, __ATOMIC_RELAXED) != NULL || __atomic_load_n(&ss->tell, __ATOMIC_RELAXED) != NULL);
 }
 
 void lsock_ring_free(struct lsock_ring *r)
@@ -444,11 +445,13 @@ static void service_one(struct lsock *s)
         lsock_ack_owe(s); /* drained: as tcp_io.c's lsock_recv does */
 }
 
-void lsock_ring_service(struct stack *st)
+void lsock_service(struct stack *st)
 {
     struct lsocks *ss = lsocks_of(st);
     if (ss == NULL)
         return;
+    if (__atomic_load_n(&ss->tell, __ATOMIC_RELAXED) != NULL)
+        lsock_tell_take(ss); /* readiness other stacks changed (a listener's copies) */
     struct lsock *s = __atomic_exchange_n(&ss->pend, NULL, __ATOMIC_ACQUIRE);
     while (s != NULL) {
         struct lsock *next = s->pend_next;
@@ -477,7 +480,7 @@ size_t lsock_ring_close(struct lsock *s)
 void lsock_ring_drop(struct lsock *s)
 {
     if (__atomic_load_n(&s->pend, __ATOMIC_ACQUIRE))
-        lsock_ring_service(s->st); /* off the list before the memory goes */
+        lsock_service(s->st); /* off the list before the memory goes */
     struct lsock_ring *r = s->ring;
     const struct lwip_api *L = lsock_lwip(s);
     for (; r->rx_freed != r->rx.tail; r->rx_freed++)

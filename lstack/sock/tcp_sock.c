@@ -126,6 +126,10 @@ static void lsock_free(struct lsock *s)
     s->ss->count--;
     s->closed = true;
     s->state = LS_DEAD;
+    if (s->rep_primary != NULL) { /* a listener's copy: no more connections for it */
+        lsock_release(s->rep_primary);
+        s->rep_primary = NULL;
+    }
     lsock_release(s); /* the owner's reference */
 }
 
@@ -223,13 +227,6 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     c->ss = ss;
     c->st = ss->st;
     c->fd = -1;
-    /* A copy on another stack (tcp_listen_copy.c) queues on the listener
-     * the application holds; this stack's round made the change, so its
-     * count moves (run-to-wakeup's thread wakes sleepers on it). */
-    if (ls->rep_primary != NULL) {
-        ls = ls->rep_primary;
-        ss->changes++;
-    }
     c->o = ls->o; /* Linux clones the listener's options into the child */
     c->pcb = pcb;
     c->state = LS_CONNECTED;
@@ -240,6 +237,12 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     if (ss->rings)
         lsock_ring_attach(c); /* run-to-wakeup: data through the rings */
     c->ev_last = lsock_events(c);
+    if (ls->rep_primary != NULL) {
+        /* A copy of a listener of another stack (tcp_listen_copy.c): the
+         * connection goes to that listener's queue, from afar. */
+        lsock_listen_copy_hand(ls->rep_primary, c);
+        return ERR_OK;
+    }
     if (ls->acc_tail != NULL)
         ls->acc_tail->acc_next = c;
     else
@@ -344,7 +347,7 @@ bool lsock_view_of(const void *arg, const void *pcb, struct lsock_view *v)
     const struct lsock *s = arg;
     if (s == NULL || (const void *)s->pcb != pcb)
         return false;
-    *v = (struct lsock_view){.fd = s->fd, .backlog = s->backlog, .recv_q = lsock_nread(s)};
+    *v = (struct lsock_view){.fd = s->fd, .backlog = s->backlog, .recv_q = s->state == LS_LISTEN ? 0 : lsock_nread(s)};
     for (const struct lsock *q = s->acc_head; q != NULL; q = q->acc_next)
         v->accept_q++;
     return true;
@@ -467,6 +470,8 @@ int lsock_accept(struct lsock *s, struct lsock **out)
 {
     if (s->state != LS_LISTEN)
         return -EINVAL;
+    if (s->acc_head == NULL)
+        lsock_incoming_take(s); /* what its copies on other stacks took */
     struct lsock *c = s->acc_head;
     if (c == NULL)
         return -EAGAIN;
@@ -572,17 +577,32 @@ void lsock_close(struct lsock *s)
     struct tcp_pcb *pcb = s->pcb;
     s->pcb = NULL;
     switch (s->state) {
-    case LS_LISTEN:
-        lsock_close_copies(s);
+    case LS_LISTEN: {
         stack_claim_listen(s->st, htons(pcb->local_port), false);
-        while (s->acc_head != NULL) {
-            struct lsock *c = s->acc_head;
-            s->acc_head = c->acc_next;
-            abort_child(c);
+        /* Its unaccepted connections are reset; those of another stack
+         * (its copies') and its copies are left to lsock_close_next, each
+         * to be closed under its own stack's lock. */
+        struct lsock *c = s->acc_head, *elsewhere = NULL, *tail = NULL;
+        while (c != NULL) {
+            struct lsock *next = c->acc_next;
+            c->acc_next = NULL;
+            if (c->ss == s->ss) {
+                abort_child(c);
+            } else {
+                if (tail != NULL)
+                    tail->acc_next = c;
+                else
+                    elsewhere = c;
+                tail = c;
+            }
+            c = next;
         }
+        s->acc_head = elsewhere;
+        s->acc_tail = tail;
         L->tcp_arg(pcb, NULL);
         L->tcp_close(pcb); /* a listen pcb is freed at once */
         break;
+    }
     case LS_BOUND:
     case LS_CONNECTING:
         lsock_connect_timer_stop(s);

@@ -273,9 +273,17 @@ int main(void)
     if (rc == 0)
         rc = lsock_listen(l, 64);
     check(rc == 0, "listener on stack 0");
-    rc = lsock_listen_copy(l, srv[1]);
-    checkf(rc == 0, "its copy on stack 1 (%d)", rc);
-    checkf(lsock_listen_copy(l, srv[0]) == -EINVAL, "no copy on the listener's own stack");
+    /* The runtime's three steps (runtime/stacks.c), one stack's lock each. */
+    struct lsock_spec *sp = NULL;
+    struct lsock *copy = NULL;
+    rc = lsock_listen_spec(l, &sp);
+    if (rc == 0)
+        rc = lsock_listen_copy(sp, srv[1], &copy);
+    if (rc == 0 && copy != NULL)
+        rc = lsock_listen_copy_attach(l, copy);
+    checkf(rc == 0 && copy != NULL, "its copy on stack 1 (%d)", rc);
+    checkf(lsock_listen_copy(sp, srv[0], &copy) == -EINVAL, "no copy on the listener's own stack");
+    lsock_spec_free(sp);
 
     struct lsock *c[NCONN], *s[NCONN];
     int started = 0;
@@ -472,7 +480,11 @@ int main(void)
         if (i < paired)
             lsock_close(pp[i]);
     }
+    lsock_hold(l);
     lsock_close(l);
+    for (struct lsock *x; (x = lsock_close_next(l)) != NULL;)
+        lsock_close(x); /* its copy on stack 1 */
+    lsock_release(l);
     lsock_close(cl);
     pump(300);
     struct stack_stats sc;
