@@ -185,6 +185,15 @@ struct ev_source {
     bool restart;
 };
 
+/* Is l one of ls[0..n)? (a wait's loops: a few) */
+static inline bool ev_has_loop(struct stack_loop *const *ls, unsigned n, const struct stack_loop *l)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (ls[i] == l)
+            return true;
+    return false;
+}
+
 /* The mode's wait loop (event.h: ev_wait_polling, ev_wait_sleeping). */
 struct ev_wait_ops {
     int (*wait)(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask);

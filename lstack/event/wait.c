@@ -173,26 +173,32 @@ static inline void ev_relax(void)
 #endif
 }
 
-/* One round of the loops ls[0..nl): under each one's lock, its poll round
- * (or, on a fresh start, the flush and a look without one if that finds
- * something) and the look at its sockets. Returns the entries found;
- * *frames: the frames the rounds received. */
+/* One round of every loop of the group (the waiting thread is their owner:
+ * a stack none of its sockets is on takes SYNs for a listener's copy, or
+ * frames handed over), each under its own lock: its poll round (or, for a
+ * loop of the source on a fresh start, the flush and a look without one if
+ * that finds something), and, for the source's loops ls[0..nl), the look
+ * at its sockets. Returns the entries found; *frames: the frames the
+ * rounds received. */
 static int ev_round(const struct ev_source *src, void *ctx, struct stack_loop **ls, unsigned nl, bool fresh,
                     unsigned *frames)
 {
     int n = 0;
-    for (unsigned i = 0; i < nl; i++) {
-        struct stack_loop *l = ls[i];
+    unsigned count = nl > 0 ? ls[0]->count : 0;
+    for (unsigned i = 0; i < count; i++) {
+        struct stack_loop *l = ls[0]->all[i];
+        bool mine = ev_has_loop(ls, nl, l);
         int k = n;
         bool polled = false;
         l->ops->lock(l);
-        if (fresh && ev_fresh(l, ev_now_ns())) {
+        if (mine && fresh && ev_fresh(l, ev_now_ns())) {
             l->ops->flush(l);
             n = src->stack(ctx, l, n);
         }
         if (n == k) {
             *frames += l->ops->poll(l);
-            n = src->stack(ctx, l, n);
+            if (mine)
+                n = src->stack(ctx, l, n);
             polled = true;
         }
         l->ops->unlock(l);

@@ -67,15 +67,6 @@ int ev_block_fds(struct pollfd *fds, nfds_t n, int wake_slot, int timeout_ms)
     return k > 0 ? rc | EV_BLOCK_KERNEL : rc;
 }
 
-/* Is l one of ls[0..n)? */
-static bool has_loop(struct stack_loop *const *ls, unsigned n, const struct stack_loop *l)
-{
-    for (unsigned i = 0; i < n; i++)
-        if (ls[i] == l)
-            return true;
-    return false;
-}
-
 /* Unlink the calling thread from the loops of armed (a bit per index). */
 static void disarm(struct stack_loop *const *all, uint32_t armed)
 {
@@ -110,7 +101,7 @@ static int look_and_arm(const struct ev_source *src, void *ctx, struct stack_loo
             l->ops->sleep_disarm(l);
             *armed &= ~(1u << i);
         }
-        if (has_loop(ls, nl, l))
+        if (ev_has_loop(ls, nl, l))
             n = src->stack(ctx, l, n);
         if (n == 0 && linked) {
             int w = l->ops->sleep_arm(l);

@@ -149,23 +149,15 @@ static int open_port(const struct lstack_conf *c, char **argv, unsigned nq, stru
     return open_queues(c, &np, nq, out, err, errlen);
 }
 
-/* How many stacks the configuration asks for: one per num_cpus CPU in
- * run-to-wakeup on a port this process drives; one otherwise, and a
- * configuration that lists several CPUs there is refused (it would
- * silently run one). Returns the count, or -1 with a reason in err. */
+/* How many stacks the configuration asks for: one per num_cpus CPU on a
+ * port this process drives; one on ltran's, where several CPUs are refused
+ * (it would silently run one). Returns the count, or -1 with a reason in
+ * err. */
 static int stacks_wanted(const struct lstack_conf *c, char *err, size_t errlen)
 {
     int n = c->num_cpus > 0 ? c->num_cpus : 1;
     if (n == 1)
         return 1;
-    if (c->stack_thread_mode != LSTACK_MODE_RUN_TO_WAKEUP) {
-        snprintf(err, errlen,
-                 "num_cpus lists %d CPUs, but stack_thread_mode = \"run-to-completion\" runs one stack "
-                 "(the application thread polls it): list one CPU, or set stack_thread_mode = "
-                 "\"run-to-wakeup\" for one stack thread per CPU",
-                 n);
-        return -1;
-    }
     if (c->use_ltran) {
         snprintf(err, errlen,
                  "num_cpus lists %d CPUs, but use_ltran = 1 gives this process one queue of ltran's port: "
