@@ -1,8 +1,9 @@
 /*
  * ctl_cmds.c - the commands that read the stacks: connections, stats, nic.
- * System side (no lwIP, no DPDK header): the pcb walk is ctl_conns.c, the
- * counters come from stack_get_stats, the stack's fds from ctl_stack_fds.c, the
- * port description from the nic's describe op (through stack_describe_nic).
+ * System side (no lwIP, no DPDK header): the paging of the stack's pcb
+ * walk is ctl_conns.c, the counters come from the host (stack_get_stats
+ * and its own), the stack's fds from ctl_stack_fds.c, the port description
+ * from the nic's describe op (through stack_describe_nic).
  *
  * Lock discipline: take the host lock, copy plain numbers out, release,
  * then format (the server sends). connections is a reply in pieces (see
@@ -121,17 +122,12 @@ struct dump {
     int si;                   /* the stack being walked */
     int only;                 /* --stack: the one stack to walk, -1: all */
     uint64_t conns, listeners, pages, lock_max_us;
-    bool missing;             /* the lwIP copy lacks the pcb lists */
     struct ctl_conn page[CTL_PAGE];
 };
 
 static void dump_end(struct ctl_out *o, const struct dump *d)
 {
     o->more = NULL;
-    if (d->missing) {
-        ctl_out_error(o, "this lwIP build does not export its pcb lists (tcp_active_pcbs...)");
-        return;
-    }
     ctl_rec_begin(&o->buf, "end");
     ctl_rec_u64(&o->buf, "connections", d->conns);
     ctl_rec_u64(&o->buf, "listeners", d->listeners);
@@ -162,7 +158,6 @@ static void dump_more(struct ctl_out *o)
     }
     d->pages++;
     d->lock_max_us = held > d->lock_max_us ? held : d->lock_max_us;
-    d->missing = d->missing || n < 0;
     for (int i = 0; i < n; i++) {
         put_conn(&o->buf, d->si, &d->page[i]);
         if (d->page[i].listener)
@@ -170,7 +165,7 @@ static void dump_more(struct ctl_out *o)
         else
             d->conns++;
     }
-    if (d->cur.done || n < 0) {
+    if (d->cur.done) {
         d->si++;
         memset(&d->cur, 0, sizeof(d->cur));
     }

@@ -1,8 +1,8 @@
 /*
  * ctl_conns.h - the TCP connections of a stack, read page by page from its
  * private lwIP copy for `stackctl show connections`. No lwIP or DPDK type
- * crosses this header: the walk is in ctl_conns.c (lwIP side), the
- * formatting in ctl_cmds.c.
+ * crosses this header: the stack walks its pcbs (stack_tcp_walk), the
+ * paging is in ctl_conns.c, the formatting in ctl_cmds.c.
  *
  * Order and paging: listeners (lwIP's tcp_listen_pcbs), then active
  * connections (tcp_active_pcbs), then TIME_WAIT (tcp_tw_pcbs); inside each
@@ -65,8 +65,7 @@ struct ctl_cursor {
 
 /* Under the stack lock: fill out[0..max) with the next connections of s
  * that pass f after cur, in the order above; advance cur. Returns how many
- * (fewer than max: the dump is complete, cur->done is set). -1 if the
- * stack's lwIP copy lacks the pcb lists (then cur->done is set too). */
+ * (fewer than max: the dump is complete, cur->done is set). */
 int ctl_conns_page(struct stack *s, const struct ctl_conn_filter *f, struct ctl_cursor *cur,
                    struct ctl_conn *out, int max);
 

@@ -45,7 +45,6 @@
 #include <errno.h>
 
 #include "lwip/etharp.h"
-#include "lwip/priv/tcp_priv.h" /* TCP_SLOW_INTERVAL */
 #include "lwip/timeouts.h"
 
 #include "sock/lsock_lwip.h"
@@ -109,7 +108,7 @@ static int syn_last(int n, int L)
 /* The pcb's RTO in lwIP ticks for ms (ms <= 121 s fits its s16_t). */
 static s16_t rto_ticks(uint64_t ms)
 {
-    return (s16_t)((ms + TCP_SLOW_INTERVAL - 1u) / TCP_SLOW_INTERVAL);
+    return (s16_t)((ms + STACK_TCP_TICK_MS - 1u) / STACK_TCP_TICK_MS);
 }
 
 /* The next hop's ARP entry is resolved. */
@@ -159,12 +158,12 @@ static void arm(struct lsock *s, uint64_t ms)
 static void rearm_tick(struct lsock *s)
 {
     s->conn_timer = true;
-    lsock_lwip(s)->sys_timeout(TCP_SLOW_INTERVAL, on_timer, s);
+    lsock_lwip(s)->sys_timeout(STACK_TCP_TICK_MS, on_timer, s);
 }
 
 /* Ticks to wait at most for a retransmission lwIP owes (a stack thread
  * held up), before the RTO is set anyway: 2 s. */
-#define WAIT_TICKS_MAX (2000u / TCP_SLOW_INTERVAL)
+#define WAIT_TICKS_MAX (2000u / STACK_TCP_TICK_MS)
 
 static void on_timer(void *arg)
 {

@@ -47,7 +47,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "lwip/priv/tcp_priv.h" /* tcp_ack_now */
 
 #include "sock/lsock_lwip.h"
 
@@ -249,7 +248,7 @@ static void rx_credit(struct lsock *s, size_t n)
     /* A window capped below lwIP's update threshold (two segments) would
      * reopen silently: announce it. */
     if (credit > 0 && s->rcv_cap != 0 && s->rcv_cap < 4u * tcp_mss(s->pcb)) {
-        tcp_ack_now(s->pcb);
+        stack_tcp_ack_now(s->pcb);
         L->tcp_output(s->pcb);
     }
 }
@@ -315,7 +314,7 @@ void lsock_flush_acks(struct stack *st)
         s->ack_next = NULL;
         /* Still delayed: no reply carried it since the read. */
         if (s->pcb != NULL && (s->pcb->flags & TF_ACK_DELAY)) {
-            tcp_ack_now(s->pcb);
+            stack_tcp_ack_now(s->pcb);
             lsock_lwip(s)->tcp_output(s->pcb);
         }
         s = next;

@@ -159,6 +159,35 @@ int stack_group_join(struct stack *const *all, unsigned n, const struct nic_hand
 uint16_t stack_pick_port(struct stack *s, uint32_t remote, uint16_t rport);
 void stack_group_leave(struct stack *const *all, unsigned n);
 
+/* One TCP pcb of a stack, as `stackctl show connections` shows it
+ * (stack_conns.c). Addresses in network byte order, ports in host order. */
+enum { STACK_TCP_LISTEN, STACK_TCP_ACTIVE, STACK_TCP_TIME_WAIT }; /* its list */
+struct stack_tcp_view {
+    int list;
+    int state;              /* lwIP's enum tcp_state */
+    uint32_t laddr, raddr;  /* raddr, rport 0 for a listener */
+    uint16_t lport, rport;
+    /* a connection not in TIME_WAIT or CLOSED (else 0) */
+    uint32_t unsent;        /* bytes queued, not sent yet */
+    uint32_t unacked;       /* bytes sent, not acknowledged yet */
+    uint32_t snd_buf;       /* free send buffer, bytes */
+    uint32_t snd_queuelen;  /* pbufs in the send queue */
+    uint32_t cwnd, ssthresh, snd_wnd, rcv_wnd; /* bytes */
+    uint32_t mss;
+    uint32_t rtt_ms, rttvar_ms, rto_ms; /* lwIP measures in ticks of its slow timer */
+    uint32_t rexmit;        /* retransmissions of the oldest unacked segment */
+    /* The pcb and its callback argument (lwIP gives a SYN_RCVD pcb its
+     * listener's): what the layer above tells of its socket (the sock
+     * layer's lsock_view_of). */
+    const void *pcb, *arg;
+};
+typedef void (*stack_tcp_fn)(void *ctx, const struct stack_tcp_view *v);
+
+/* Under the stack's lock: fn(ctx, view) for every TCP pcb of s: the
+ * listeners, then the active connections, then TIME_WAIT, each list in
+ * lwIP's order. fn must not call into s. */
+void stack_tcp_walk(struct stack *s, stack_tcp_fn fn, void *ctx);
+
 /* Take the netif down, close the port, unload lwIP. NULL is fine. */
 void stack_close(struct stack *s);
 

@@ -185,6 +185,15 @@ typedef void (*lstack_flow_fn)(void *ctx, uint32_t local_ip, uint16_t local_port
                                uint16_t remote_port, int add);
 void lstack_lwip_flow_hook(lstack_flow_fn fn, void *ctx);
 
+/* The head of one of this copy's TCP pcb lists (port/tcp_lists.c): the
+ * listeners (struct tcp_pcb_listen), the active connections, TIME_WAIT
+ * (struct tcp_pcb); NULL when empty. The stack's thread, under its lock. */
+enum { LSTACK_TCP_LIST_LISTEN, LSTACK_TCP_LIST_ACTIVE, LSTACK_TCP_LIST_TW };
+void *lstack_lwip_tcp_list(int which);
+/* Segments pcb has sent and not had acknowledged (port/tcp_lists.c). */
+struct tcp_pcb;
+uint32_t lstack_tcp_unacked_segs(const struct tcp_pcb *pcb);
+
 /* TSC ticks per second, as this copy's clock (sys_now.c) measured them
  * against CLOCK_MONOTONIC; 0 before the first measurement (about 10 ms
  * after the first sys_now) and where there is no TSC (not x86). Any
