@@ -202,7 +202,6 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         dpdk.eal_cleanup();
         return -1;
     }
-    rt.host_addr = c->host_addr;
     return 0;
 }
 

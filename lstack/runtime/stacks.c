@@ -61,6 +61,7 @@ int rt_stacks_open(const struct lstack_conf *c, struct nic **q, int n, const str
     if (n > 1 && stack_group_join(group, (unsigned)n, ho, NULL, steer, err, errlen) != 0)
         goto fail;
     rt.nstacks = n;
+    rt.host_addr = c->host_addr;
     return 0;
 fail:
     for (int k = 0; k < n; k++) { /* stacks 0..i-1 are open and own their queues */
