@@ -138,7 +138,7 @@ static void sleeper_unlink(struct rt_sleeper *w)
 {
     if (!w->linked)
         return;
-    *w->pprev = w->next;
+    __atomic_store_n(w->pprev, w->next, __ATOMIC_RELAXED); /* may be c->sleepers: read as a hint */
     if (w->next != NULL)
         w->next->pprev = w->pprev;
     w->linked = false;
@@ -153,7 +153,7 @@ static void sleeper_link(struct stack_ctx *c, struct rt_sleeper *w)
     w->pprev = &c->sleepers;
     if (c->sleepers != NULL)
         c->sleepers->pprev = &w->next;
-    c->sleepers = w;
+    __atomic_store_n(&c->sleepers, w, __ATOMIC_RELAXED); /* read as a hint without the lock */
     w->linked = true;
 }
 

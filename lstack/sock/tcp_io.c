@@ -269,7 +269,7 @@ static void ack_owe(struct lsock *s)
         return;
     s->ack_owed = true;
     s->ack_next = s->ss->ack_owed;
-    s->ss->ack_owed = s;
+    __atomic_store_n(&s->ss->ack_owed, s, __ATOMIC_RELAXED); /* the owner's hint reads it without the lock */
 }
 
 void lsock_ack_owe(struct lsock *s)
@@ -282,7 +282,7 @@ static bool ack_unlink(struct lsock **head, struct lsock *s)
 {
     for (struct lsock **pp = head; *pp != NULL; pp = &(*pp)->ack_next) {
         if (*pp == s) {
-            *pp = s->ack_next;
+            __atomic_store_n(pp, s->ack_next, __ATOMIC_RELAXED); /* may be the list's head: see ack_owe */
             return true;
         }
     }
@@ -307,7 +307,7 @@ void lsock_flush_acks(struct stack *st)
     /* Those owed since the last call wait one more round for a reply. */
     struct lsock *s = ss->ack_aged;
     ss->ack_aged = ss->ack_owed;
-    ss->ack_owed = NULL;
+    __atomic_store_n(&ss->ack_owed, NULL, __ATOMIC_RELAXED);
     while (s != NULL) {
         struct lsock *next = s->ack_next;
         s->ack_owed = false;

@@ -59,6 +59,13 @@ struct stack {
     struct stack_peers *peers;
 };
 
+/* One more frame in the tx batch (linkoutput, under the lock): a relaxed
+ * atomic store, as stack_round_owed reads it without the lock. */
+static inline void stack_tx_queued(struct stack *s)
+{
+    __atomic_store_n(&s->tx_queued, s->tx_queued + 1, __ATOMIC_RELAXED);
+}
+
 /* netif.c */
 /* Add and bring up the lwIP netif over s->nic. Returns 0 or -1 (err). */
 int stack_netif_open(struct stack *s, const struct lstack_conf *conf, char *err, size_t errlen);
