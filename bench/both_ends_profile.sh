@@ -171,6 +171,6 @@ PY
     echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
     python3 "$ROOT/bench/callgrind_split.py" "$dump" --requests "$req" --maps "$OUT/maps" --top 50 \
         --lwip "$LWIP_SO" "${IDLE_ARGS[@]}" \
-        --calls stack_poll,ev_wait,epoll_wait,epoll_ctl,read,write,malloc,free,calloc,rt_lock,tcp_write,tcp_output,tcp_input,sys_check_timeouts
+        --calls stack_poll,ev_wait,epoll_wait,epoll_ctl,read,write,malloc,free,calloc,sctx_loop_lock,tcp_write,tcp_output,tcp_input,sys_check_timeouts
 } | tee "$OUT/split.txt"
 echo "profile: $OUT"

@@ -1,6 +1,8 @@
 /*
- * runtime.h - the preload's process-wide state: is this process bound, is the
- * stack up, the stack lock, the poll driver, fork.
+ * runtime.h - the preload's process-wide state: is this process bound, are
+ * the stacks up, which stack a new socket goes to, the hooks of the parts
+ * that start and stop with them, fork. Each stack's lock, poll and sleep
+ * are its context's (common/stack_loop.h), reached through its sockets.
  *
  * States:
  *   RT_PASSIVE  not bound (GAZELLE_BIND_PROCNAME is not this executable), or

@@ -25,8 +25,7 @@
  * Rejected: a mode flag tested on the paths (run-to-completion's hot path
  * would pay for run-to-wakeup: the table is chosen once at start); the lock
  * inside struct stack (the lwIP side would own threading it does not know);
- * one lock for every context of the process (their rounds ran one at a
- * time: two stacks did the work of one).
+ * one lock for every context (docs/design.md).
  */
 #ifndef LSTACK_STACK_CTX_H
 #define LSTACK_STACK_CTX_H

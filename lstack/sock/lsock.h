@@ -332,7 +332,7 @@ unsigned lsock_count(const struct stack *st);
  * request, written after the epoll_wait that follows its read, carry it). Without it, lwIP's delayed ACK waits for its
  * 250 ms timer and a peer using Nagle stalls that long on small writes;
  * Linux acknowledges at once in that case. Call once per poll round, before
- * stack_poll, under the stack lock (rt_poll). */
+ * stack_poll, under the stack lock (the context's poll round). */
 void lsock_flush_acks(struct stack *st);
 
 /* ---- run-to-wakeup: data through rings (sock/tcp_ring.c) ----

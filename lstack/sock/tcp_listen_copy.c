@@ -24,14 +24,6 @@
  * The copies are invisible to the POSIX layer: they have no fd of their
  * own (stackctl shows them with the listener's fd), no watcher (readiness
  * is the listener's), and go when the listener closes.
- *
- * Rejected: a listener per stack in the POSIX layer (an fd would carry
- * several sockets, and epoll, poll and accept would each merge them);
- * moving each connection to the listener's stack (its frames would keep
- * reaching the other queue: a handover per frame for the connection's
- * whole life); a copy's own accept queue, taken from by accept (an accept
- * would take every stack's lock in turn; the incoming list costs the
- * copy's round one atomic push).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -13,12 +13,6 @@
  * that an entry moved by a deletion is never missed. The table doubles when
  * half full; a replaced table is kept until flow_dir_free (a reader may
  * still be in it), which is at most the size of the last one.
- *
- * Rejected: reading the owner's lwIP PCB hash (a data race with its
- * rounds: the pcb may be freed and reused under the reader); taking the
- * owner's lock for the lookup (its round would wait for ours); a 64-bit
- * hash of the tuple as the key (a collision would send a live connection's
- * segment to a stack that answers it with a reset).
  */
 #ifndef LSTACK_FLOW_DIR_H
 #define LSTACK_FLOW_DIR_H

@@ -50,9 +50,7 @@
  * stack (the peer retransmits after an RTO); asking the port to steer
  * (af_packet and tap cannot; an RSS NIC's source-port choice,
  * nic_steer_pick_port, makes the handover rare but the lookup still
- * decides); one lock for the group (the rounds of all stacks ran one at a
- * time); reading the other stack's lwIP under its lock (its round would
- * wait for ours).
+ * decides). The locking: docs/design.md.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * test_event_wake.c - the low-power sleep of a port that can wake a
- * sleeper (ltran's; event/wait.c ev_sleep_woken, runtime rt_sleep_*), over
+ * sleeper (ltran's; event/wait.c ev_sleep_woken, the loop's wake_begin/wake_end), over
  * fake stack sockets and the fake runtime's wake-up fd (an eventfd): an
  * idle wait sleeps with it (up to 10 ms a sleep), every sleep begun is ended; a write to it ends
  * the sleep at once (the median latency from the write to the sleep's end

@@ -41,7 +41,8 @@
 static struct stack *cli, *srv[2];
 
 /* One round of every stack: the server's the way run-to-wakeup's stack
- * thread runs them (stack_rx takes the inbox, then the queue). */
+ * thread runs them (stack_rx takes the inbox, then the queue; the sockets'
+ * work first: what the other stack told them from afar). */
 static void pump(int rounds)
 {
     struct nic_pkt pkts[64];
@@ -49,6 +50,7 @@ static void pump(int rounds)
         stack_poll(cli);
         for (int i = 0; i < 2; i++) {
             unsigned n = stack_rx(srv[i], pkts);
+            lsock_service(srv[i]);
             stack_round(srv[i], pkts, n);
         }
     }
