@@ -44,7 +44,7 @@ struct fd_entry *fdt_get(int fd)
     if (fd < 0 || fd >= fdt_size)
         return NULL;
     struct fd_entry *e = &fdt[fd];
-    return e->ops != NULL ? e : NULL;
+    return __atomic_load_n(&e->ops, __ATOMIC_ACQUIRE) != NULL ? e : NULL;
 }
 
 int fdt_set(int fd, const struct fd_ops *ops, void *obj)

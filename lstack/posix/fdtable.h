@@ -8,8 +8,10 @@
  *
  * The table is an array indexed by fd, sized from RLIMIT_NOFILE's hard
  * limit and mapped lazily (untouched pages cost nothing). Lookups are a
- * bounds check and a load, without a lock: entries are set and cleared by the
- * thread that creates or closes the fd, which the fd number itself orders.
+ * bounds check and a load, without a lock; entries are set and cleared
+ * under the table's lock (fdt_lock) by the thread that creates or closes
+ * the fd (the kernel orders a close before the fd number's reuse; the lock
+ * says so to the threads that look).
  */
 #ifndef LSTACK_FDTABLE_H
 #define LSTACK_FDTABLE_H

@@ -103,6 +103,17 @@ static bool is_sock_ops(const struct fd_ops *ops)
     return ops == &sock_fd_ops || ops == &sock_ring_fd_ops;
 }
 
+/* Record fd as stack socket sf, under the fd table's lock. 0 or -1. */
+static int fd_record(int fd, struct sock_file *sf)
+{
+    fdt_lock();
+    int rc = fdt_set(fd, sock_ops_new(sf->ls), sf);
+    int saved = errno;
+    fdt_unlock();
+    errno = saved;
+    return rc;
+}
+
 int sockfd_adopt(int fd, int type_flags)
 {
     struct lsock *ls = NULL;
@@ -110,7 +121,7 @@ int sockfd_adopt(int fd, int type_flags)
     if (rc < 0)
         return fail_neg(rc);
     struct sock_file *sf = sock_file_new(ls, (type_flags & SOCK_NONBLOCK) != 0, false);
-    if (sf == NULL || fdt_set(fd, sock_ops_new(ls), sf) != 0) {
+    if (sf == NULL || fd_record(fd, sf) != 0) {
         int saved = sf == NULL ? ENOMEM : errno;
         close_lsock(lsock_loop(ls), ls);
         free(sf);
@@ -277,7 +288,7 @@ static int adopt_accepted(struct lsock *nls, struct sockaddr *addr, socklen_t *l
 {
     int nfd = libc.socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
     struct sock_file *nsf = nfd >= 0 ? sock_file_new(nls, (flags & SOCK_NONBLOCK) != 0, true) : NULL;
-    if (nsf == NULL || fdt_set(nfd, sock_ops_new(nls), nsf) != 0) {
+    if (nsf == NULL || fd_record(nfd, nsf) != 0) {
         int saved = errno;
         if (nfd >= 0)
             libc.close(nfd);

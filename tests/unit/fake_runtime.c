@@ -208,8 +208,8 @@ static struct {
 void fake_sock_map(int fd, struct lsock *s, bool kernel_half)
 {
     if (fd >= 0 && fd < FAKE_FDS) {
-        socks[fd].s = s;
-        socks[fd].kernel_half = kernel_half;
+        __atomic_store_n(&socks[fd].kernel_half, kernel_half, __ATOMIC_RELAXED);
+        __atomic_store_n(&socks[fd].s, s, __ATOMIC_RELEASE);
     }
 }
 
@@ -220,18 +220,24 @@ void fake_sock_unmap(int fd)
 
 static bool fake_is_sock(int fd)
 {
-    return !fake_child && fd >= 0 && fd < FAKE_FDS && socks[fd].s != NULL;
+    return !fake_child && fd >= 0 && fd < FAKE_FDS && __atomic_load_n(&socks[fd].s, __ATOMIC_ACQUIRE) != NULL;
 }
 
-/* The fakes' sockets are freed by the test itself, never under a wait: the
- * hold is the socket layer's (lsock_hold) all the same. */
+/* The lookup and the hold under the fake lock, as the POSIX layer's under
+ * the fd table's lock: a test that unmaps and closes a socket does so under
+ * it too. */
 struct lsock *sockfd_hold(int fd, bool *kernel_half)
 {
     if (!fake_is_sock(fd))
         return NULL;
-    *kernel_half = socks[fd].kernel_half;
-    lsock_hold(socks[fd].s);
-    return socks[fd].s;
+    fake_lock();
+    struct lsock *s = socks[fd].s;
+    if (s != NULL) {
+        *kernel_half = socks[fd].kernel_half;
+        lsock_hold(s);
+    }
+    fake_unlock();
+    return s;
 }
 
 const struct ev_fd_lookup sockfd_lookup = {.is_sock = fake_is_sock, .hold = sockfd_hold};
