@@ -97,6 +97,15 @@ fi
 san_logs=()
 san_reports=none
 fuzz_state=none
+# Print the reports a sanitizer left in directory $1; false if there were any.
+san_check() {
+    [ -z "$(ls -A "$1")" ] && return 0
+    for f in "$1"/*; do
+        echo "--- sanitizer report $f (first 40 lines) ---"
+        head -n 40 "$f"
+    done
+    return 1
+}
 if [ $# -eq 0 ] && [ "${LSTACK_SANITIZE:-1}" != 0 ]; then
     t_san=$(date +%s)
     ASAN_BUILD="$BUILD-asan"
@@ -120,15 +129,11 @@ if [ $# -eq 0 ] && [ "${LSTACK_SANITIZE:-1}" != 0 ]; then
             LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0" \
             meson test -C "$ASAN_BUILD" --no-suite system --no-suite sem --no-suite stackctl --no-suite loss --print-errorlogs || rc=1
         san_logs+=("$ASAN_BUILD/meson-logs/testlog.json")
-        if [ -n "$(ls -A "$sanlog")" ]; then
+        if san_check "$sanlog"; then
+            san_reports=ok
+        else
             san_reports=fail
             rc=1
-            for f in "$sanlog"/*; do
-                echo "--- sanitizer report $f (first 40 lines) ---"
-                head -n 40 "$f"
-            done
-        else
-            san_reports=ok
         fi
     else
         tail -n 30 "$ASAN_BUILD/build.log"
@@ -158,13 +163,9 @@ if [ $# -eq 0 ] && [ "${LSTACK_SANITIZE:-1}" != 0 ]; then
         TSAN_OPTIONS="log_path=$tsanlog/tsan" \
             meson test -C "$TSAN_BUILD" --no-rebuild --suite threads --print-errorlogs || rc=1
         san_logs+=("$TSAN_BUILD/meson-logs/testlog.json")
-        if [ -n "$(ls -A "$tsanlog")" ]; then
+        if ! san_check "$tsanlog"; then
             san_reports=fail
             rc=1
-            for f in "$tsanlog"/*; do
-                echo "--- sanitizer report $f (first 40 lines) ---"
-                head -n 40 "$f"
-            done
         fi
     else
         tail -n 30 "$TSAN_BUILD/build.log"

@@ -40,33 +40,34 @@ static void put_addr(struct ctl_buf *b, const char *key, uint32_t addr, uint16_t
 
 static void put_conn(struct ctl_buf *b, int stack, const struct ctl_conn *c)
 {
+    const struct stack_tcp_view *p = &c->pcb;
     ctl_rec_begin(b, c->listener ? "listen" : "conn");
     ctl_rec_i64(b, "stack", stack);
     ctl_rec_i64(b, "fd", c->fd);
-    put_addr(b, "local", c->laddr, c->lport);
+    put_addr(b, "local", p->laddr, htons(p->lport));
     if (c->listener) {
-        ctl_rec_str(b, "state", ctl_tcp_state_name(c->state));
+        ctl_rec_str(b, "state", ctl_tcp_state_name(p->state));
         ctl_rec_i64(b, "backlog", c->backlog);
         ctl_rec_u64(b, "accept_q", c->accept_q);
         ctl_rec_end(b);
         return;
     }
-    put_addr(b, "remote", c->raddr, c->rport);
-    ctl_rec_str(b, "state", ctl_tcp_state_name(c->state));
+    put_addr(b, "remote", p->raddr, htons(p->rport));
+    ctl_rec_str(b, "state", ctl_tcp_state_name(p->state));
     ctl_rec_u64(b, "recv_q", c->recv_q);
-    ctl_rec_u64(b, "unsent", c->unsent);
-    ctl_rec_u64(b, "unacked", c->unacked);
-    ctl_rec_u64(b, "cwnd", c->cwnd);
-    ctl_rec_u64(b, "ssthresh", c->ssthresh);
-    ctl_rec_u64(b, "snd_wnd", c->snd_wnd);
-    ctl_rec_u64(b, "rcv_wnd", c->rcv_wnd);
-    ctl_rec_u64(b, "snd_buf", c->snd_buf);
-    ctl_rec_u64(b, "snd_queuelen", c->snd_queuelen);
-    ctl_rec_u64(b, "mss", c->mss);
-    ctl_rec_u64(b, "rtt_ms", c->rtt_ms);
-    ctl_rec_u64(b, "rttvar_ms", c->rttvar_ms);
-    ctl_rec_u64(b, "rto_ms", c->rto_ms);
-    ctl_rec_u64(b, "rexmit", c->rexmit);
+    ctl_rec_u64(b, "unsent", p->unsent);
+    ctl_rec_u64(b, "unacked", p->unacked);
+    ctl_rec_u64(b, "cwnd", p->cwnd);
+    ctl_rec_u64(b, "ssthresh", p->ssthresh);
+    ctl_rec_u64(b, "snd_wnd", p->snd_wnd);
+    ctl_rec_u64(b, "rcv_wnd", p->rcv_wnd);
+    ctl_rec_u64(b, "snd_buf", p->snd_buf);
+    ctl_rec_u64(b, "snd_queuelen", p->snd_queuelen);
+    ctl_rec_u64(b, "mss", p->mss);
+    ctl_rec_u64(b, "rtt_ms", p->rtt_ms);
+    ctl_rec_u64(b, "rttvar_ms", p->rttvar_ms);
+    ctl_rec_u64(b, "rto_ms", p->rto_ms);
+    ctl_rec_u64(b, "rexmit", p->rexmit);
     ctl_rec_end(b);
 }
 

@@ -110,40 +110,20 @@ static void offer_view(void *ctx, const struct stack_tcp_view *v)
 static void read_view(const struct stack_tcp_view *v, struct ctl_conn *c)
 {
     memset(c, 0, sizeof(*c));
+    c->pcb = *v;
+    c->pcb.pcb = c->pcb.arg = NULL; /* no pointer leaves the lock */
     c->listener = v->list == STACK_TCP_LISTEN;
-    c->state = v->state;
     c->fd = -1;
-    c->laddr = v->laddr;
-    c->lport = htons(v->lport);
     struct lsock_view sv;
-    bool sock = lsock_view_of(v->arg, v->pcb, &sv);
-    if (c->listener) {
-        if (sock) {
-            c->fd = sv.fd;
-            c->backlog = sv.backlog;
-            c->accept_q = sv.accept_q;
-        }
+    if (!lsock_view_of(v->arg, v->pcb, &sv))
         return;
-    }
-    c->raddr = v->raddr;
-    c->rport = htons(v->rport);
-    if (sock) {
-        c->fd = sv.fd;
+    c->fd = sv.fd;
+    if (c->listener) {
+        c->backlog = sv.backlog;
+        c->accept_q = sv.accept_q;
+    } else {
         c->recv_q = sv.recv_q;
     }
-    c->unsent = v->unsent;
-    c->unacked = v->unacked;
-    c->snd_buf = v->snd_buf;
-    c->snd_queuelen = v->snd_queuelen;
-    c->cwnd = v->cwnd;
-    c->ssthresh = v->ssthresh;
-    c->snd_wnd = v->snd_wnd;
-    c->rcv_wnd = v->rcv_wnd;
-    c->mss = v->mss;
-    c->rtt_ms = v->rtt_ms;
-    c->rttvar_ms = v->rttvar_ms;
-    c->rto_ms = v->rto_ms;
-    c->rexmit = v->rexmit;
 }
 
 static int cmp_cand(const void *a, const void *b)

@@ -25,28 +25,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct stack;
+#include "stack/stack.h"
 
-/* One pcb. Addresses and ports in network byte order. */
+/* One pcb (as the stack gives it: addresses in network byte order, ports
+ * in host order) and its socket. */
 struct ctl_conn {
+    struct stack_tcp_view pcb; /* state: lwIP's enum tcp_state (see ctl_tcp_state_name) */
     bool listener;
-    int state;              /* lwIP's enum tcp_state (see ctl_tcp_state_name) */
     int fd;                 /* the application's fd, -1 if none (not accepted yet, closed) */
-    uint32_t laddr, raddr;
-    uint16_t lport, rport;
     /* listener */
     int backlog;            /* as given to listen() */
     uint32_t accept_q;      /* established, not accepted yet */
     /* connection */
     uint64_t recv_q;        /* bytes received, not read by the application */
-    uint32_t unsent;        /* bytes queued, not sent yet */
-    uint32_t unacked;       /* bytes sent, not acknowledged yet */
-    uint32_t snd_buf;       /* free send buffer, bytes */
-    uint32_t snd_queuelen;  /* pbufs in the send queue */
-    uint32_t cwnd, ssthresh, snd_wnd, rcv_wnd; /* bytes */
-    uint32_t mss;
-    uint32_t rtt_ms, rttvar_ms, rto_ms; /* lwIP measures in 500 ms ticks */
-    uint32_t rexmit;        /* retransmissions of the oldest unacked segment */
 };
 
 /* Which connections a page holds. state -1: any; port -1: any (else a port

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <sys/random.h>
 
+#include "common/hash64.h"
+
 struct flow_slot {
     uint64_t w1, w2;
 };
@@ -29,12 +31,7 @@ static uint32_t key_hash(const struct frame_flow_tuple *k, uint32_t seed)
 {
     uint64_t x = ((uint64_t)k->local_ip << 32 | k->remote_ip) ^ ((uint64_t)k->local_port << 16 | k->remote_port) << 7;
     x ^= (uint64_t)seed * 0x9e3779b97f4a7c15ull;
-    x ^= x >> 33; /* murmur3's 64-bit finalizer */
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return (uint32_t)x | 1u;
+    return (uint32_t)hash64_mix(x) | 1u;
 }
 
 static uint64_t key_w1(const struct frame_flow_tuple *k)

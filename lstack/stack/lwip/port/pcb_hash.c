@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/hash64.h"
 #include "lwip/opt.h"
 #include "lwip/tcp.h"
 
@@ -61,12 +62,7 @@ static inline uint32_t key_hash(uint32_t lip, uint16_t lport, uint32_t rip, uint
 {
     uint64_t x = ((uint64_t)rip << 32 | (uint64_t)rport << 16 | lport) ^ ((uint64_t)H.seed << 32 | H.seed);
     x ^= (uint64_t)lip * 0x9e3779b97f4a7c15ull;
-    x ^= x >> 33; /* murmur3's 64-bit finalizer */
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return (uint32_t)x | 1u;
+    return (uint32_t)hash64_mix(x) | 1u;
 }
 
 static inline uint32_t pcb_hash(const struct tcp_pcb *p)
