@@ -9,9 +9,7 @@
  * with one poll() of timeout 0: requests are rare (start-up, listen, close
  * of a listener); ltran's idle sleep waits on the same fds
  * (ltran_ctl_pollfds), so a request or a closed peer also ends it.
- * Rejected: a thread for the socket (the dispatch table would need a lock
- * on the per-frame path); a socket per client created by ltran (the
- * client's own connection tells its end for free).
+ * Design: docs/design.md#ltrans-registration-socket-is-served-from-its-loop
  */
 #include <dirent.h>
 #include <errno.h>

@@ -12,11 +12,7 @@
  * The race of a frame that reaches the port's queue between ltran's last
  * poll and the arming is closed by the caller: it polls the port once more
  * after arming (ltran_wake.c).
- * Rejected: rte_eth_dev_rx_intr_* (neither af_packet nor af_xdp has rx
- * interrupts in DPDK 22.11; a PCI NIC's would be the next step); reaching
- * into the PMD's private data for its socket (no API, layout changes with
- * every DPDK); an always-open socket (a copy of every frame to the kernel's
- * queue while busy: the filter toggles only around sleeps).
+ * Design: docs/design.md#ltran-sleeps-on-a-packet-socket-doorbell
  */
 #include <errno.h>
 #include <linux/filter.h>

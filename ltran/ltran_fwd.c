@@ -26,9 +26,7 @@
  * A client that sleeps (low_power_mode) is woken after its frames are on
  * its ring (ltran_wake.c: a fence and a load per round, a write() only for
  * a sleeper).
- * Rejected: a copy per frame into per-client pools (the pool is shared: a
- * frame moves by pointer); one tx burst per client ring (fewer, larger
- * bursts are cheaper on the port).
+ * Design: docs/design.md#ltran-forwards-mbufs-by-pointer
  */
 #include <string.h>
 

@@ -32,11 +32,7 @@
  * yield matters: the kernel tends to wake the server on the CPU of its
  * waker, and a spinning ltran there delayed the answer by its whole wait
  * (spaced PINGs' median 0.5 -> 1.2 ms without it, on a quiet 2-vCPU VM).
- * Rejected: a sleep after a count of empty rounds (the time it stands for
- * depends on the machine and its load; the TSC says how long); a futex for
- * the clients' wake-up (ltran could not wait on it and the doorbell at
- * once); a thread per client to wake it (a write() from the loop costs
- * less).
+ * Design: docs/design.md#ltrans-idle-decision-and-its-clients-wake-ups
  */
 #include <errno.h>
 #include <poll.h>

@@ -9,8 +9,7 @@
  * not as rates. The poll-round counters are also read as VPP's `show
  * runtime` reads its own (busy %, frames per busy round, cycles per frame,
  * rounds/s: lstack/ctl/ctl_runtime.h), since the start or over the interval.
- * Rejected: rates computed by the process (it would have to keep a reading
- * per client between requests).
+ * Design: docs/design.md#rates-are-computed-by-stackctl
  */
 #include <math.h>
 #include <stddef.h>

@@ -10,10 +10,7 @@
  * 1 held, 2 held and maybe waited for (the unlock of a 2 makes the wake-up
  * call).
  *
- * Rejected: glibc's pthread_mutex_trylock + pthread_mutex_unlock (60
- * instructions a pair under callgrind, for type and owner checks a
- * non-recursive lock without an owner does not need); a spinlock (see
- * runtime.c).
+ * Design: docs/design.md#futex_lock-is-a-bare-futex-word
  *
  * Not recursive, no owner: unlocking a lock one does not hold is a bug the
  * lock does not detect. Process-private (FUTEX_*_PRIVATE): a forked child

@@ -21,11 +21,7 @@
  * low_power_mode), PINGs a few ms apart keep the 50 us rule, and an idle
  * process spins at most one window after its last frame.
  *
- * Rejected: a count of empty rounds (its time depends on the machine and
- * its load); a mean of the gaps (one 5 ms pause pulls it over `max` and a
- * steady ping-pong sleeps again for several requests); a fixed longer idle
- * time (every idle process would spin it after every frame, the spaced
- * PINGs too).
+ * Design: docs/design.md#run-to-completions-idle-decision-measures-the-gap-between-frames
  *
  * One struct belongs to one thread (no lock); zero-initialised is valid.
  * Pure: no lwIP, no DPDK.

@@ -8,9 +8,7 @@
  * -EPROTONOSUPPORT carrying ltran's version, and is closed. Fields are fixed
  * size, host byte order (both ends are on the same host) except addresses
  * and ports, which are in network order as on the wire.
- * Rejected: raw structs with no version (Gazelle's control socket; a new
- * field breaks old clients silently); a text protocol (ltran's loop parses
- * these between bursts and wants no allocation).
+ * Design: docs/design.md#ltrans-messages-are-versioned-binary-frames
  *
  * Sequence of an lstack process: HELLO (ltran says its DPDK file prefix and
  * port, the client then starts EAL as a secondary process), REGISTER (its

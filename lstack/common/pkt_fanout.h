@@ -19,16 +19,7 @@
  * on a NIC. liblstack.so's setsockopt (posix/socket_calls.c) and lstackd's
  * (tools/lstackd_sockopt.c) call pkt_fanout_fix on the way to libc.
  *
- * Rejected:
- * - frames big enough for a reassembled datagram: the mbuf data room is a
- *   16-bit field (a 65535-byte datagram plus its Ethernet header does not
- *   fit), every mbuf of the pool would grow ~32x, and the PMD cannot chain
- *   mbufs on receive;
- * - replacing the PMD's socket after the port is open (a socket cannot
- *   leave its fanout group): the PMD's ring mapping would have to be moved
- *   behind its back;
- * - net.ipv4.ipfrag_high_thresh=0 in the port's namespace: the kernel then
- *   drops fragments instead of passing them on.
+ * Design: docs/design.md#ip-fragments-on-af_packet-the-fanout-window
  * Outside the window a PACKET_FANOUT request is left as it is: an
  * application's own packet sockets keep what they asked for.
  *

@@ -13,8 +13,7 @@
  *    globals, stacks and TLS, not anonymous mappings, and would report those
  *    objects as leaked.
  *
- * Rejected: a meson define for sanitizer builds (b_sanitize is one way
- * among several to get -fsanitize; the compiler knows for sure).
+ * Design: docs/design.md#sanitizer-builds-are-detected-by-the-compiler
  */
 #ifndef LSTACK_SANITIZER_H
 #define LSTACK_SANITIZER_H

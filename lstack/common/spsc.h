@@ -20,12 +20,7 @@
  * ring of tcp_ring.c, where the stack frees the buffers the application
  * read) keeps a third index of its own and measures room against it.
  *
- * Rejected: DPDK's rte_ring (liblstack.so does not link DPDK, whose headers
- * may not meet lwIP's in the sock layer; rte_ring's calls would cost an
- * indirect call through liblstack_dpdk.so's tables each, and it moves
- * pointers, not bytes: the send side copies bytes); a lock around a plain
- * ring (the point of the rings is that the application and the stack
- * thread never wait for each other).
+ * Design: docs/design.md#a-single-producer-ring-of-lstacks-own
  */
 #ifndef LSTACK_SPSC_H
 #define LSTACK_SPSC_H

@@ -17,9 +17,7 @@
  * of one second (a caller that must not be early confirms with
  * tsc_clock_mono_ns).
  *
- * Rejected: CLOCK_MONOTONIC_COARSE (a jiffy, 4 ms here: too coarse for the
- * retransmission timers and the 64 us kernel-check rate), a timer thread
- * updating a shared variable (a thread, and a cache line bounced every tick).
+ * Design: docs/design.md#clocks-come-from-the-tsc
  *
  * A struct tsc_clock belongs to one thread (no lock); zero-initialised is a
  * valid clock. Pure: no lwIP, no DPDK.

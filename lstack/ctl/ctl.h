@@ -25,9 +25,7 @@
  * fork: the thread does not exist in a child; a child never removes the
  * parent's socket and closes its copies of the server's fds (pthread_atfork).
  *
- * Rejected: serving requests from the polling thread (stackctl would wait
- * for the application's next epoll_wait, and a big dump would stall traffic
- * for its whole length), and DPDK's telemetry socket (see docs/stackctl.md).
+ * Design: docs/design.md#the-control-socket-has-a-thread-of-its-own
  */
 #ifndef LSTACK_CTL_H
 #define LSTACK_CTL_H

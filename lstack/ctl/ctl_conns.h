@@ -13,11 +13,7 @@
  * dump is reported exactly once; one that comes or goes meanwhile may or
  * may not be.
  *
- * Rejected: a cursor as a position in the list (lwIP inserts at the head
- * and removes anywhere: connections would be skipped or repeated), a
- * snapshot of every pcb under one lock hold (20,000 copies stall the data
- * path for tens of ms), and walking the fd table (misses TIME_WAIT,
- * closed-but-not-finished and unaccepted connections, and lstackd has none).
+ * Design: docs/design.md#connection-dumps-walk-lwips-lists-with-a-key-cursor
  */
 #ifndef LSTACK_CTL_CONNS_H
 #define LSTACK_CTL_CONNS_H

@@ -4,9 +4,7 @@
  * The count is the size stat() reports for /proc/self/fd (Linux 6.2 and
  * later: the number of open fds, no fd needed, constant time); 0 there
  * means an older kernel, and the directory is walked instead.
- * Rejected: counting once at start-up or in the data path (the number is
- * wanted when asked, and costs nothing until then), and /proc/self/status's
- * FDSize (the size of the fd table, not how many are open).
+ * Design: docs/design.md#open-fds-are-counted-when-asked
  */
 #include <dirent.h>
 #include <stdlib.h>

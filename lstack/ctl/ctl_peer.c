@@ -14,11 +14,7 @@
  * Every socket call goes through the libc table: inside liblstack.so,
  * recv()/send()/close() by name are lstack's interposed exports.
  *
- * Rejected: the request timeout per recv() call (SO_RCVTIMEO, the old
- * design): a peer sending a byte a second would keep its slot for ever;
- * here the whole line must come within CTL_RECV_TIMEOUT_MS. The send
- * deadline does move with progress: a reader on a slow terminal is fine, a
- * reader that stopped is not.
+ * Design: docs/design.md#a-request-has-one-deadline-for-the-whole-line
  */
 #include <errno.h>
 #include <fcntl.h>

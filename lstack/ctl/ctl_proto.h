@@ -21,9 +21,7 @@
  * changing a meaning, bumps CTL_PROTO_VERSION, and each side refuses a
  * version it does not speak with a clear error.
  *
- * Rejected: raw C structs on the wire (Gazelle's gazellectl: a layout change
- * between builds reads as garbage), and a full JSON library (nesting is not
- * needed; the flat reader is ~200 lines and has no dependency).
+ * Design: docs/design.md#the-control-protocol-is-flat-json-lines
  */
 #ifndef LSTACK_CTL_PROTO_H
 #define LSTACK_CTL_PROTO_H

@@ -7,8 +7,7 @@
  * say the same thing.
  *
  * What busy means and what its time includes: lstack/stack/round_acct.h.
- * Rejected: the process computing these (it would need a reading per
- * client to give rates over an interval; stackctl has both readings).
+ * Design: docs/design.md#round-ratios-are-computed-by-the-reader
  */
 #ifndef LSTACK_CTL_RUNTIME_H
 #define LSTACK_CTL_RUNTIME_H

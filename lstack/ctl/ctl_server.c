@@ -30,16 +30,7 @@
  * is served once fds are free. Too many peers at once get a "busy" error
  * record. Failures are logged once per CTL_WARN_EVERY_S, with a count.
  *
- * Rejected: serving one connection at a time with blocking timeouts (the
- * old design: ten silent clients delayed every other request by 20 s, and
- * ctl_stop waited for the one being served); a thread per client (each
- * silent client would pin a thread and its stack, a flood would create
- * threads without bound and creating them fails exactly when the process is
- * short of resources; dumps would only take turns at the stack lock, so
- * threads buy no speed); epoll (it needs an fd of its own, exactly what is
- * missing when out of fds, and poll over at most 34 fds costs the same);
- * keeping a connection open for several requests (a `--watch` client would
- * hold a slot for ever).
+ * Design: docs/design.md#one-poll-loop-serves-every-control-client
  */
 #include <dirent.h>
 #include <errno.h>

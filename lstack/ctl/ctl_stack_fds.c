@@ -24,11 +24,7 @@
  * stack lock: 2-5 us per fd, 40-100 ms at 20,000 fds on a busy 2-core
  * machine (an fstat per fd instead of readlinkat saves a third, and loses
  * the names).
- * Rejected: asking DPDK for its memseg fds (rte_memseg_walk: another export
- * of the DPDK side, and it knows nothing of the other kinds); classifying
- * sockets with getsockopt(SO_DOMAIN) (a syscall per client socket, and it
- * still cannot tell DPDK's pipes from the application's); fixed tables
- * (the census of a file-backed EAL holds one fd per hugepage).
+ * Design: docs/design.md#the-fd-census-reads-procselffd
  */
 #include <dirent.h>
 #include <errno.h>

@@ -21,13 +21,7 @@
  * request) then pay no allocation and no list work for it (issue 11). A
  * parked item is freed with its socket (ev_forget_sock) or its lepoll.
  *
- * Rejected:
- *  - a private eventfd or kernel epoll per socket to make stack readiness
- *    visible to the kernel (a syscall per readiness change on the hot path);
- *  - finding an item by scanning the interest list or by a hash on fd: a
- *    socket has one watcher in practice, so its watcher list is the index;
- *  - computing readiness in changed() (it runs inside lwIP callbacks,
- *    several times per segment).
+ * Design: docs/design.md#stack-readiness-reaches-epoll-through-watchers
  */
 #include <errno.h>
 #include <stddef.h>

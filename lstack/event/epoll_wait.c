@@ -22,9 +22,7 @@
  * A 0.0.0.0 listener is in both sets; when both halves report in one call,
  * the two events (same epoll_data) are merged into one.
  *
- * Rejected: copying the ready list into a per-call array (a malloc or a
- * bound per call); reporting straight from the watcher (readiness is not
- * final until the poll round is over, and callbacks fire per segment).
+ * Design: docs/design.md#epoll_wait-reports-from-the-ready-list-after-the-round
  */
 #include <errno.h>
 #include <limits.h>

@@ -15,9 +15,7 @@
  * POLLOUT|POLLWRNORM when writable, POLLRDHUP, and POLLERR/POLLHUP whether
  * asked for or not; a negative fd gets revents 0.
  *
- * Rejected: an epoll set per call (three syscalls per poll); polling the
- * whole original array in the kernel (stack sockets are idle kernel sockets
- * that report POLLOUT|POLLHUP there).
+ * Design: docs/design.md#poll-splits-stack-and-kernel-fds
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -60,18 +60,7 @@
  * Known gap: a signal whose handler runs while we spin does not end the
  * wait with EINTR (only one that arrives inside the kernel check does).
  *
- * Rejected: sending a write's frames at once, in the write (a tx burst per
- * reply: redis writes ~50 per event-loop turn in scenario 1, and each
- * burst costs the port's fixed work, a syscall on af_xdp); the fresh start
- * above sends them at the next wait's start instead.
- * Rejected: an eventfd/interrupt-driven sleep on a direct port (the vdevs
- * have no rx interrupt; ltran's port has its wake-up); sleeping with
- * nanosleep (the kernel fds would wait for the sleep to end); a kernel
- * check every round (a syscall per spin), or on every round that returns
- * (a syscall per request on a busy server); for now, an io_uring poll on
- * the kernel epoll fd (readiness seen in shared memory, no syscall until a
- * kernel fd is ready: exact, but a ring per set and a kernel feature that
- * seccomp profiles often forbid).
+ * Design: docs/design.md#the-wait-loop-sends-at-the-next-wait-timed-kernel-checks
  */
 #include <errno.h>
 #include <pthread.h>

@@ -26,12 +26,7 @@
  * signal ends the sleep, and the wait with EINTR unless the source
  * restarts (a blocking socket call).
  *
- * Rejected: one eventfd per stack shared by every waiter (a waiter that
- * drains it steals the wake-up of another sleeping on it); spinning a
- * little before sleeping (costs the CPU the mode exists to save; a later
- * refinement if latency asks for it); the eventfd inside each kernel epoll
- * set (poll and select have no set to put it in: ppoll on the epoll fd and
- * the wake fd serves all three alike).
+ * Design: docs/design.md#one-eventfd-per-sleeping-thread
  */
 #include <errno.h>
 #include <pthread.h>

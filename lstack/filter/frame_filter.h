@@ -20,8 +20,7 @@
  * caller, which leaves that one to lwIP after reassembly.
  *
  * Pure: no DPDK, no lwIP, no state. Any thread.
- * Rejected: letting lwIP drop what is not ours (its drops are not counted:
- * LWIP_STATS is off).
+ * Design: docs/design.md#lstack-filters-frames-before-lwip
  */
 #ifndef LSTACK_FRAME_FILTER_H
 #define LSTACK_FRAME_FILTER_H

@@ -8,9 +8,7 @@
  * Pure: no DPDK, no lwIP, no state. Any thread. It does not check what the
  * frame filter checks (addresses, checksums): a frame it routes is still
  * filtered by the stack that takes it.
- * Rejected: asking the frame filter (it decides "ours or not", once per
- * frame on the hot path of every stack; this runs only with several
- * stacks, and a filter verdict per owner would classify twice).
+ * Design: docs/design.md#flow-ownership-is-a-separate-pure-lookup
  */
 #ifndef LSTACK_FRAME_FLOW_H
 #define LSTACK_FRAME_FLOW_H

@@ -19,11 +19,7 @@
  *                             nothing left behind even after kill -9.
  * A direct-port lstack has no secondary processes, so the shared state that
  * file-backed memory allows is never used there.
- * Rejected: --huge-unlink as the default (what lstack did first: one fd per
- * 2 MiB page, ~100 for a 10,000-connection pool, and --single-file-segments
- * is refused beside it); --legacy-mem (takes every free hugepage of the
- * machine at start, one fd each); rewriting options the user gave (a
- * deliberate --huge-unlink or --no-huge is respected).
+ * Design: docs/design.md#default-eal-memory-options-single-file-segments
  */
 #include <stdbool.h>
 #include <string.h>

@@ -13,10 +13,7 @@
  *
  * Why it exists: nic/quiesce.c must run code of its own before DPDK's
  * memif driver unmaps a region the polling thread may be reading.
- * Rejected: interposing the function process-wide from the preload (every
- * caller of the process pays for it, lstackd is not preloaded, and
- * liblstack.so's export list is the interposed calls and nothing else);
- * patching the driver (Debian's binary package is what users run).
+ * Design: docs/design.md#memifs-munmap-is-hooked-in-the-drivers-got-only
  */
 #include <elf.h>
 #include <errno.h>

@@ -24,10 +24,7 @@
  * consumer (its owner); an outbox belongs to one stack's thread. No lock,
  * no syscall, no allocation after create.
  * No DPDK type crosses this header (the lwIP side drives the poll round).
- * Rejected: a mutex-protected list per stack (a stack thread would sleep
- * on another's lock in its poll round); dropping on a full ring (a TCP
- * peer would retransmit after an RTO, 200 ms at least); copying frames
- * (the receive path is zero-copy).
+ * Design: docs/design.md#frames-move-between-stacks-over-lock-free-rings
  */
 #ifndef LSTACK_NIC_HANDOVER_H
 #define LSTACK_NIC_HANDOVER_H

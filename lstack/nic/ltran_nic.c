@@ -26,13 +26,7 @@
  * set. tx_flush wakes ltran (its eventfd, given in REGISTER's reply) when
  * ltran's word says it sleeps.
  * No syscall on either side while the other one is awake.
- * Rejected: a pool per client (ltran would copy each frame from its rx pool
- * to the client's); a client-side mempool cache (DPDK's per-lcore caches
- * are per lcore id, and ltran and its clients all run on lcore ids they
- * chose themselves: two processes on one cache corrupt it; ltran's pool
- * has none); reconnecting to a restarted ltran (its memory is new: the
- * process would have to drop every buffer it holds, and attach to the new
- * memory with a second rte_eal_init, which DPDK does not support).
+ * Design: docs/design.md#ltran-clients-use-ltrans-one-pool
  */
 #include <errno.h>
 #include <stdio.h>

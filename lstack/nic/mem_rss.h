@@ -18,9 +18,7 @@
  * test port, not a fast path). Frames taken from the underlying port for
  * another queue wait in that queue's list (grown with realloc) until it
  * asks.
- * Rejected: putting the split inside mem_nic.c (that file is the wire;
- * the split is what a NIC does at its end of it and composes with any
- * memory port).
+ * Design: docs/design.md#the-memory-ports-rss-split-is-a-layer-of-its-own
  */
 #ifndef LSTACK_NIC_MEM_RSS_H
 #define LSTACK_NIC_MEM_RSS_H

@@ -60,12 +60,7 @@
  *     cleanup's port work (DPDK has no call for it: the device cleanup is
  *     inside rte_eal_cleanup).
  *
- * Rejected: doing the reconnect on the polling thread (the interrupt
- * thread may be in the middle of the driver's handshake for the same port,
- * and the driver has no lock around it); a thread of lstack's own (the
- * alarm already runs where the driver's control work runs); for the close,
- * pausing the interrupt thread (DPDK has no call for it) or taking a lock
- * the driver does not know about.
+ * Design: docs/design.md#memif-reconnects-and-closes-on-the-interrupt-thread
  */
 #include <errno.h>
 #include <inttypes.h>

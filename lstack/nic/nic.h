@@ -11,7 +11,7 @@
  * clash with rte_ethdev.h) can include it.
  *
  * Threads: a struct nic is used by one thread at a time (its poller).
- * Rejected: exposing struct rte_mbuf to the lwIP side (header clashes).
+ * Design: docs/design.md#no-dpdk-type-crosses-nich
  */
 #ifndef LSTACK_NIC_H
 #define LSTACK_NIC_H

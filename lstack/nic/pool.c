@@ -23,11 +23,7 @@
  * DPDK that lays pools out differently fails at start-up with a reason
  * instead of losing frames.
  *
- * Rejected: dense pools for every port (a real NIC with IOVA as PA would
- * DMA across a page boundary into another physical page); taking the
- * objects past the umem's end out of circulation (hides the layout
- * mismatch instead of removing it); a larger umem (that is the PMD's
- * computation, not ours).
+ * Design: docs/design.md#dense-mbuf-pools-only-where-the-pmd-needs-them
  */
 #include <stdio.h>
 #include <string.h>

@@ -15,9 +15,7 @@
  * rss_conf has no hash-function field: the port's default function is
  * taken to be Toeplitz, which is every RSS NIC's default (the symmetric and
  * XOR variants are opt-in through rte_flow, which lstack does not use).
- * Rejected: writing our own reta (the port's default already spreads
- * entries over the queues round robin, and the read-back is the truth
- * either way).
+ * Design: docs/design.md#the-ports-own-rss-table-is-read-back-not-written
  */
 #include <string.h>
 

@@ -18,11 +18,7 @@
  * reads that flag, so a burst either saw the flag cleared (it touches no
  * region) or is waited for. Bursts started after the wait see the flag.
  *
- * Rejected: catching SIGSEGV around bursts (steals the host's handler, a
- * half-done burst leaks mbufs); pausing the interrupt thread from the
- * poller (a syscall per round, and the poller stalls on a thread it does
- * not schedule); interposing munmap process-wide (see got_hook.c); relying
- * on link state (the driver sets it and unmaps in one go, on its thread).
+ * Design: docs/design.md#bursts-and-a-memif-unmap-are-kept-apart-by-a-quiesce-count
  */
 #include <pthread.h>
 #include <sched.h>

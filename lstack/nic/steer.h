@@ -28,12 +28,7 @@
  * everywhere in this header, except the port range and the result of
  * nic_steer_pick_port, which are host order (as lwIP's port numbers are).
  *
- * Rejected: DPDK's rte_softrss (a header of the DPDK side: the lwIP side
- * may not include it; the unit test uses it as a second opinion); hashing
- * with the port itself (rte_flow / a test packet per candidate port: slow,
- * and not available on every PMD); a symmetric key forced onto the port
- * (changes what the NIC does for every other user of the port; we read the
- * key the port has instead).
+ * Design: docs/design.md#flow-steering-computes-the-ports-toeplitz-hash
  */
 #ifndef LSTACK_NIC_STEER_H
 #define LSTACK_NIC_STEER_H

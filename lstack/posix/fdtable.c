@@ -1,8 +1,6 @@
 /*
  * fdtable.c - see fdtable.h.
- * Rejected: a hash map (a lookup on every read/write must be a load, not a
- * probe) and a table sized from the soft RLIMIT_NOFILE (Redis raises its
- * soft limit after start-up, so fds beyond the soft limit at init appear).
+ * Design: docs/design.md#the-fd-table-is-a-flat-array-up-to-the-hard-limit
  */
 #include "posix/fdtable.h"
 

@@ -19,10 +19,7 @@
  * the cap is handed as a single entry of its own, so no call copies the array
  * and none keeps an IOV_MAX-sized array on its stack.
  *
- * Rejected: copying the array into a local one (the old IOV_MAX_LOCAL 64
- * copy: a limit Linux does not have, EMSGSIZE for Redis's 1024-entry writev,
- * and 16 KiB of stack per call at 1024); chunks of 64 entries per lsock call
- * (a MSG_PEEK would see the first chunk's bytes again for the second).
+ * Design: docs/design.md#iovec-arrays-are-walked-in-place
  *
  * Pure: no lwIP, no lock, no errno. Any thread.
  */

@@ -18,15 +18,7 @@
  *    application's epoll and poll threads the same way). The main thread is
  *    left alone when main_thread_affinity pinned it.
  *
- * Rejected: binding at a thread's first socket call (every call would test
- * a thread-local flag; the threads that matter, the ones that wait, all
- * pass through the first sleep, which already runs once per thread to make
- * its eventfd); binding every thread of the process (threads that never
- * touch the stack, e.g. Redis's io-threads or background threads, are the
- * application's business); failing a socket call when the kernel refuses a
- * binding (the call works the same without it: logged once instead); an
- * empty set after app_exclude_cpus bound to nothing at all (a silent no-op
- * of a key the user set: the start fails and says why).
+ * Design: docs/design.md#application-threads-are-bound-at-their-first-sleep
  */
 #include "runtime/app_affinity.h"
 

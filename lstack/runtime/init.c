@@ -13,8 +13,7 @@
  * still gives the init_fail of a line that parsed (lstack_conf_load); one
  * that cannot be read gives the default, "kernel".
  *
- * Rejected: a library constructor (Gazelle's way: DPDK would be shared with
- * every fork, and `daemonize yes` would break).
+ * Design: docs/design.md#lstack-starts-at-the-first-call-not-in-a-constructor
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -63,19 +63,7 @@
  * per idle round while the application is awake (a system call that finds
  * nobody else to run).
  *
- * Rejected: waking only the sleepers of the sockets that changed (each
- * waiter would have to link a watcher per socket it looks at: poll and
- * select take fresh sets every call; a wake-up of a thread that finds
- * nothing costs one look); a stack thread that holds the lock for every
- * round, idle ones too (the first version: an application call found the
- * lock held nearly always and slept in the futex); a request/answer ring
- * per call (issue 12's first sketch: a round trip to the stack thread for
- * every read and write, where the data rings need none; the control calls
- * are rare and stay under the lock); a stack thread that sleeps whenever
- * idle, sleepers or not (the vdevs have no rx interrupt to wake it: a
- * sleeping application thread would wait for the step; timed steps are
- * taken only while every application thread is awake and the CPU is
- * contended, rtw_idle.h).
+ * Design: docs/design.md#run-to-wakeup-a-stack-thread-data-rings-wake-ups-for-sleepers
  */
 #include <errno.h>
 #include <pthread.h>

@@ -31,11 +31,7 @@
  *    probe and a 4 ms late yield (scenario 7 at 2,100 req/s, against
  *    20,000 with steps only).
  *
- * Rejected: always sleeping when idle (a stack thread on a CPU of its own
- * would add a step to every request of an application that is awake but
- * not sleeping in lstack); always yielding (the 4 ms absences above); the
- * run-queue wait in /proc/self/task/TID/schedstat as the contention signal
- * (a read and a parse per step; the late yield measures the same thing).
+ * Design: docs/design.md#run-to-wakeups-idle-stack-thread-yields-then-takes-timed-steps
  *
  * One struct per stack thread (no lock); zero-initialised is valid and
  * starts in yield mode. Times in ns from one clock. Pure: no lwIP, no DPDK,

@@ -21,9 +21,7 @@
  * sockets' rings without it (sock/tcp_ring.c); they never poll in
  * run-to-wakeup.
  *
- * Rejected: a mode flag tested on the paths (run-to-completion's hot path
- * would pay for run-to-wakeup: the table is chosen once at start); the lock
- * inside struct stack (the lwIP side would own threading it does not know).
+ * Design: docs/design.md#the-stack_thread_mode-is-a-table-chosen-once
  */
 #ifndef LSTACK_STACK_CTX_H
 #define LSTACK_STACK_CTX_H

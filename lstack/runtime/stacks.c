@@ -8,10 +8,7 @@
  * An outgoing connection keeps the stack its socket was created on; the
  * port puts its replies on whichever queue it hashes them to, and a reply
  * on another stack's queue is handed over (stack/stack_peers.c).
- * Rejected: the calling thread's CPU as the choice (application threads
- * move between CPUs, and Redis makes its sockets on one thread: every
- * connection would land on one stack); a stack per socket chosen at
- * connect (the lsock, and its options, exist from socket() on).
+ * Design: docs/design.md#a-sockets-stack-is-chosen-at-socket
  */
 #include "runtime/runtime_priv.h"
 #include "sock/lsock.h"

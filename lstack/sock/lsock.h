@@ -67,9 +67,7 @@ uint32_t lsock_events_told(const struct lsock *s);
  * other than lsock_events, lsock_events_told and lsock_nread; it should
  * only note the item for a later check (it runs several times per segment).
  *
- * Rejected: a direct call from the sock layer into the event layer
- * (lsock_changed, until 2026-12): the sock layer then depended on epoll,
- * and every user of sockets without epoll (tests, tools) had to stub it. */
+ * Design: docs/design.md#sockets-tell-their-watchers-not-the-event-layer */
 struct lsock_watcher {
     void (*changed)(struct lsock_watcher *w);
     struct lsock_watcher *next;

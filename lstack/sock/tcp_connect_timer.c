@@ -37,10 +37,7 @@
  * and cancelled when the attempt ends either way; it runs inside
  * stack_poll's sys_check_timeouts, under the stack lock.
  *
- * Rejected: a patch to lwIP's ARP code to report a failed entry to TCP
- * (lwIP has no such path; the check at 3 s gives Linux's result without
- * touching lwIP), and scanning every connecting socket from each poll round
- * (a clock read and a walk per round for an event of seconds).
+ * Design: docs/design.md#connect-failures-are-found-by-a-per-connection-timer
  */
 #include <errno.h>
 

@@ -34,13 +34,7 @@
  * (tcp_ring.c); this file's queue then holds only the pbufs waiting for a
  * free slot, and lsock_events / lsock_nread read the rings.
  *
- * Rejected:
- *   - pbuf_cat on the receive queue: tot_len is 16 bits and wraps past
- *     64 KiB;
- *   - copying received data into a per-socket ring: one more copy, while
- *     the NIC buffer can simply stay queued until it is read;
- *   - lwIP's tcp_shutdown(shut_rx): lwIP then resets the connection when
- *     data arrives, while Linux keeps receiving after SHUT_RD.
+ * Design: docs/design.md#received-pbufs-stay-queued-as-chains-until-read
  */
 #include <errno.h>
 #include <string.h>

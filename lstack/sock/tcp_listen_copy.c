@@ -13,11 +13,7 @@
  * is the queue's, on the socket the application holds), and go when that
  * socket closes.
  *
- * Rejected: a listener per stack in the POSIX layer (an fd would carry
- * several sockets, and epoll, poll and accept would each merge them);
- * moving each connection to the application's listener's stack (its
- * frames would keep reaching the other queue: a handover per frame for
- * the connection's whole life).
+ * Design: docs/design.md#a-listener-has-a-copy-on-every-stack
  */
 #include <errno.h>
 

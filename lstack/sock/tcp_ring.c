@@ -61,13 +61,7 @@
  * without the lock (two threads reading, or writing, the same socket take
  * turns on rx_busy / tx_busy). Everything else: under the stack's lock.
  *
- * Rejected: DPDK's rte_ring (common/spsc.h says why); a request ring to
- * the stack thread for every call, answered through an eventfd (a round
- * trip per read and write: the rings make reads and writes no trip at
- * all); freeing read pbufs on the application thread (mbufs go back to
- * the stack's pool on its own thread, and the window credit is lwIP's);
- * a second ring for read pbufs (the stack reads the slots behind the
- * head itself: rx_freed).
+ * Design: docs/design.md#run-to-wakeups-data-rings
  */
 #include <errno.h>
 #include <stdlib.h>

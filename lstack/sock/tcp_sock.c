@@ -19,11 +19,7 @@
  * half-open, or two listeners' half-open ones): it is reset there, counted
  * as refused as well.
  *
- * Rejected:
- *   - refusing only in on_accept (the client's connect succeeds, then it is
- *     reset: what lstack did before);
- *   - counting pcbs instead of lsocks (a pcb in TIME_WAIT holds no buffer,
- *     an lsock whose connection died may still hold unread data).
+ * Design: docs/design.md#the-connection-limit-counts-sockets-and-refuses-at-syn
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -25,9 +25,7 @@
  * entry and sends the ARP re-request before it expires, as it would with
  * every frame. Everything else (ARP not yet resolved, broadcast,
  * multicast, link-local, TSO segments) is lwIP's etharp_output, as before.
- * Rejected: keeping the MAC itself per next hop (an ARP update would not
- * be seen until the slot is emptied); a patch to etharp.c (the public
- * etharp_get_entry and a lwIP timeout do it without touching lwIP).
+ * Design: docs/design.md#ethernet-out-without-lwips-arp-layer
  *
  * Input of a unicast TCP segment to our own address that is not a
  * fragment goes straight to lwIP's tcp_input with the pbuf made at the
@@ -42,9 +40,7 @@
  * to our address, not a fragment) comes through stack_netif_input_tcp,
  * which skips the second look at those headers (issue 9, sixth pass).
  *
- * Rejected for now: zero-copy tx (lwIP's LWIP_NETIF_TX_SINGLE_PBUF build
- * already copies each segment into one RAM pbuf; wrapping that in an
- * external mbuf saves one copy and is a performance-issue item).
+ * Design: docs/design.md#transmit-copies-each-segment-once
  */
 #include <stdio.h>
 #include <string.h>

@@ -24,11 +24,7 @@
  * (lstack_lwip_tsc_hz, port/sys_now.c); without a TSC (not x86) it is
  * CLOCK_MONOTONIC in nanoseconds.
  *
- * Rejected: two reads per round (start and end of stack_poll: it would
- * miss the application's socket calls, which run lwIP outside the round);
- * counting only rounds that received (the round that flushes a reply the
- * application queued would count as idle); clock_gettime per round (a vDSO
- * call where one instruction does).
+ * Design: docs/design.md#poll-rounds-are-timed-with-one-tsc-read
  * Which thread: the stack's poller (like stack_poll); pure, no lwIP type.
  */
 #ifndef LSTACK_ROUND_ACCT_H

@@ -4,8 +4,7 @@
  * Owns the order of bring-up (lwIP copy and its configuration, port, netif)
  * and tear-down, and the per-round work: rx burst -> frame filter -> lwIP ->
  * timers -> tx flush, timed by round_acct.h.
- * Rejected: calling lwIP's timers from a separate timer thread (lwIP is not
- * thread-safe without a core lock, and the build has none: NO_SYS).
+ * Design: docs/design.md#lwips-timers-run-in-the-poll-round
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -41,12 +41,7 @@
  * inbox and outbox themselves are lock-free (one consumer, many
  * producers).
  *
- * Rejected: a ring per pair of stacks for ARP (a 60-byte copy under the
- * lock is cheaper than a ring hop and a buffer of the port); dropping
- * frames for another stack (the peer retransmits after an RTO); asking the
- * port to steer (af_packet and tap cannot; an RSS NIC's source-port choice,
- * nic_steer_pick_port, makes the handover rare but the lookup still
- * decides).
+ * Design: docs/design.md#several-stacks-on-one-port-share-arp-and-hand-frames-over
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -24,8 +24,7 @@
  * a change of the lwIP build). Frames reach A through nic_mem_inject; a
  * tap on A's port (nic_mem_set_tap) feeds seq_watch.h, which learns A's
  * sequence numbers.
- * Rejected: a scripted peer instead of stack B (a second TCP implementation
- * to write; B is a real one and gives an established connection for free).
+ * Design: docs/design.md#the-frame-fuzzers-peer-is-a-real-stack
  */
 #include <arpa/inet.h>
 #include <errno.h>

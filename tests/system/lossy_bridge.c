@@ -47,9 +47,7 @@
  * ETH_P_ALL, so that nothing arrives before the bind picks the interface;
  * PACKET_IGNORE_OUTGOING so that our own transmissions are not read back),
  * one thread, ppoll with the time of the next due frame as the timeout.
- * Rejected: TPACKET rings (more code, and the rates here are a few
- * thousand frames per second); a heap ordered by release time (jitter would
- * then reorder by itself, and two FIFOs are enough for the semantics above).
+ * Design: docs/design.md#the-lossy-bridge-is-a-plain-packet-socket-loop
  */
 #include <arpa/inet.h>
 #include <errno.h>

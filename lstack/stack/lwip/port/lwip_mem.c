@@ -15,10 +15,7 @@
  * size); classes step by about 1.5x from 64 B to 128 KiB (lwIP's largest
  * request is a 64 KiB pbuf plus headers).
  *
- * Rejected: lwIP's own heap (mem.c, MEM_SIZE fixed at compile time, a
- * first-fit walk per allocation), lwIP's static pools (MEMP_NUM_* fixed at
- * compile time, and memp_init would touch every element of every copy),
- * libc malloc (a lock and a search per segment, and no limit per stack).
+ * Design: docs/design.md#lwip-allocates-from-a-per-stack-arena
  * Which thread: the stack's owner only (lwIP's SYS_LIGHTWEIGHT_PROT is 0).
  *
  * Under the sanitizers (common/sanitizer.h): a free block, and the part of

@@ -12,11 +12,7 @@
  * route (a stack alone), lwIP goes on as before; otherwise the route (the
  * stack's, stack/stack_peers.c) gives the datagram to the stack that owns
  * the 4-tuple, and this copy frees its own.
- * Rejected: handing over the fragments before reassembly (only the first
- * has the ports, and the rest may come first); a hook in tcp_input where
- * no PCB is found (it would also see every stray segment and every SYN to
- * a listener: the lookup is made here for reassembled TCP only, which is
- * rare).
+ * Design: docs/design.md#reassembled-tcp-is-routed-to-its-stack-after-reassembly
  * The stack's thread only (like all of the copy).
  */
 #include "lwip/opt.h"

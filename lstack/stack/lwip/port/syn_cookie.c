@@ -16,11 +16,7 @@
  * scaling (both windows stay below 64 KiB) and SACK; the data of the ACK
  * itself, if any, is dropped (the client sends it again).
  *
- * Rejected: encoding window scale in the cookie (the SYN-ACK cannot offer
- * it without knowing whether the peer's ACK will come back; Linux needs
- * timestamps for that, lwIP has none); patching tcp_listen_input to make
- * the pcb (its set-up is a dozen field writes, done here for the
- * ESTABLISHED state directly).
+ * Design: docs/design.md#syn-cookies-without-window-scale
  * Which thread: the stack's owner only.
  */
 #include "port/syn_cookie.h"

@@ -15,9 +15,7 @@
  * (lstack_lwip_tsc_hz, lwip_port.h; stack/round_acct.h): one TSC rate per
  * copy, measured once, no second calibration.
  *
- * Rejected: CLOCK_MONOTONIC_COARSE (a jiffy, 4 ms here: too coarse for the
- * retransmission timers), a timer thread updating a shared variable (a
- * thread per copy, and a cache line bounced every tick).
+ * Design: docs/design.md#lwips-clock-is-the-tsc
  * Which thread: the stack's owner only.
  */
 #include <stdbool.h>

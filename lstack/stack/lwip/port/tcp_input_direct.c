@@ -14,10 +14,7 @@
  * pass). Everything else (fragments, ICMP, broadcast, another address of
  * ours) still takes ip4_input (lstack/stack/netif.c decides).
  *
- * Rejected: a hook in ip4_input (LWIP_HOOK_IP4_INPUT runs after its first
- * check and cannot skip the rest without a patch); a patch to ip4_input
- * (lwIP's own path stays whole for what needs it, and no patch is needed:
- * ip_data and tcp_input are lwIP's public interface to its IP layer).
+ * Design: docs/design.md#tcp-segments-go-straight-to-tcp_input
  * Which thread: the stack's owner, under its lock (like all of the copy).
  */
 #include "lwip/ip.h"

@@ -77,16 +77,7 @@
  * ESTABLISHED pcb goes through (a RST in the same burst, tcp_abort). Its
  * input that did so has already sent what it owed.
  *
- * Rejected: a flag bit in pcb->flags against duplicates (the free bits are
- * taken by other patches; the list is at most a burst long and searched
- * from its end, where consecutive segments of one connection find
- * themselves); walking the active list at the burst's end (O(connections)
- * per burst); deferring in a burst of one frame (nothing to merge: the
- * list's bookkeeping would be pure cost on every small request); for the
- * cap, entering every connection in the list at its first segment, so
- * that interleaved runs count exactly (a search per segment of every
- * connection, O(connections^2) for a burst of small requests, to save at
- * most one segment of slack; the run the hook notes costs a comparison).
+ * Design: docs/design.md#one-ack-per-receive-burst
  *
  * Every global here exists once per lwIP copy; the stack's thread only.
  */

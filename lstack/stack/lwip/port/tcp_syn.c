@@ -32,11 +32,7 @@
  * The room comes from the stack through lstack_lwip_conf.sock_room (the
  * library cannot call lstack by symbol: it is dlopen'd RTLD_LOCAL).
  *
- * Rejected: checking the room in lstack's accept callback only (the
- * handshake has completed by then: the client sees its connect succeed and
- * then a reset); dropping SYNs when the queue is full (no new client gets
- * in during a flood, nor for the 20 s after it that lwIP keeps half-open
- * connections).
+ * Design: docs/design.md#a-full-accept-queue-is-checked-at-syn
  * Which thread: the stack's owner only.
  */
 #include <stdint.h>

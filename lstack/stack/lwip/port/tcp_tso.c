@@ -20,12 +20,7 @@
  * it, much as Linux defers a TSO frame (tcp_tso_should_defer). With nothing
  * in flight it is cut at once: nothing else would make the window grow.
  *
- * Rejected: keeping lwIP's segments at one MSS and merging consecutive ones
- * into one frame in the netif (no lwIP patch, but every per-segment cost of
- * lwIP stays: a segment, header, IP and ARP pass and an ACK walk per MSS);
- * a reference-counted split without the copy (a second pbuf kind for a
- * rare path); resending a whole large segment on fast retransmit (up to
- * 44 MSS resent for one lost frame).
+ * Design: docs/design.md#tso-large-lwip-segments-split-on-retransmit
  *
  * Every global here exists once per lwIP copy; one thread per copy.
  */
