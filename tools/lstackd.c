@@ -1,11 +1,6 @@
 /*
  * lstackd - run one lstack stack with no application on top.
  *
- * It brings a stack up from lstack.conf exactly as the preload does (same
- * library code: conf parser, EAL, port, lwIP copy, netif) and polls it, so a
- * user can check that the port, hugepages and addresses work (ARP, ping)
- * before putting an application on it. Tests drive it too.
- *
  * Contract (stdout, line-buffered; tests parse these lines):
  *   lstackd: ready port=<dpdk name> mac=<mac> addr=<host_addr>
  *   lstackd: gateway <gateway_addr> is at <mac>       (once, when resolved)
@@ -13,10 +8,6 @@
  *   lstackd: stopped                                   (after SIGTERM/SIGINT)
  * Exit status 0 after a clean stop, 1 when the config or the bring-up fails
  * (the reason on stderr), 2 on a usage error.
- *
- * It serves the same control socket as the preload (lstack/ctl, stackctl):
- * the poll loop holds poll_mu around each round and hands it over at once
- * when the control thread waits for it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,6 +29,17 @@
 #include "ctl/ctl_stack_fds.h"
 #include "nic/nic.h"
 #include "stack/stack.h"
+
+/*
+ * It brings a stack up from lstack.conf exactly as the preload does (same
+ * library code: conf parser, EAL, port, lwIP copy, netif) and polls it, so a
+ * user can check that the port, hugepages and addresses work (ARP, ping)
+ * before putting an application on it. Tests drive it too.
+ *
+ * It serves the same control socket as the preload (lstack/ctl, stackctl):
+ * the poll loop holds poll_mu around each round and hands it over at once
+ * when the control thread waits for it.
+ */
 
 #define IDLE_POLLS_BEFORE_SLEEP 256
 #define IDLE_SLEEP_MAX_US 1000

@@ -10,10 +10,6 @@
  * buffer holds whole records; `sent` is how much of it the peer took.
  * The commands are in ctl_cmds.c and ctl_info.c; they only append to the
  * buffer, never touch the socket.
- *
- * Every socket call goes through the libc table: inside liblstack.so,
- * recv()/send()/close() by name are lstack's interposed exports.
- *
  * Design: docs/design.md#a-request-has-one-deadline-for-the-whole-line
  */
 #include <errno.h>
@@ -30,6 +26,11 @@
 #include "ctl/ctl_peer.h"
 #include "ctl/ctl_priv.h"
 #include "common/libc.h"
+
+/*
+ * Every socket call goes through the libc table: inside liblstack.so,
+ * recv()/send()/close() by name are lstack's interposed exports.
+ */
 
 #ifndef LSTACK_VERSION
 #define LSTACK_VERSION "unknown"

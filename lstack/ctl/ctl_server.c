@@ -4,32 +4,6 @@
  * ctl_peer, ctl_peer.c: its own buffers and deadline), accepting, and what
  * happens when accepting fails (see ctl.h). The commands are in
  * ctl_cmds.c and ctl_info.c.
- *
- * Every socket call goes through the libc table: inside liblstack.so,
- * socket()/accept()/poll()/close() by name are lstack's interposed
- * exports. Calls lstack does not interpose (mkdir, chmod, unlink, pipe2,
- * open) are called by name.
- *
- * One thread, poll() over the listener, a wake-up pipe and the peers. A
- * round: poll until an fd is ready or the nearest deadline; step every
- * peer (send what its socket takes, read what it sent, drop it past its
- * deadline); then accept. A long reply (a dump) yields one page per round,
- * so concurrent dumps take turns and a peer that stops reading holds only
- * its own slot until its send deadline. Nothing blocks, and the stack lock
- * is held only inside a command's piece (ctl_cmds.c), never while sending.
- *
- * Out of fds: accept4 fails with EMFILE (or ENFILE) and the peer stays in
- * the backlog, so poll reports the listener ready again at once: a loop
- * that retries spins (25.7 s of CPU in 60 s measured in redis at its fd
- * limit, with the peer never answered). The thread keeps one spare fd
- * (/dev/null) open: it closes it, accepts the peer into the freed number,
- * sends one error record saying the process is out of fds (count and
- * RLIMIT_NOFILE), closes it and opens the spare again. If that cannot work
- * (the spare's number is at or above a lowered limit, or another thread
- * took the number), the listener rests CTL_BACKOFF_MS and the waiting peer
- * is served once fds are free. Too many peers at once get a "busy" error
- * record. Failures are logged once per CTL_WARN_EVERY_S, with a count.
- *
  * Design: docs/design.md#one-poll-loop-serves-every-control-client
  */
 #include <dirent.h>
@@ -54,6 +28,33 @@
 #include "ctl/ctl_peer.h"
 #include "ctl/ctl_priv.h"
 #include "common/libc.h"
+
+/*
+ * Every socket call goes through the libc table: inside liblstack.so,
+ * socket()/accept()/poll()/close() by name are lstack's interposed
+ * exports. Calls lstack does not interpose (mkdir, chmod, unlink, pipe2,
+ * open) are called by name.
+ *
+ * One thread, poll() over the listener, a wake-up pipe and the peers. A
+ * round: poll until an fd is ready or the nearest deadline; step every
+ * peer (send what its socket takes, read what it sent, drop it past its
+ * deadline); then accept. A long reply (a dump) yields one page per round,
+ * so concurrent dumps take turns and a peer that stops reading holds only
+ * its own slot until its send deadline. Nothing blocks, and the stack lock
+ * is held only inside a command's piece (ctl_cmds.c), never while sending.
+ *
+ * Out of fds: accept4 fails with EMFILE (or ENFILE) and the peer stays in
+ * the backlog, so poll reports the listener ready again at once: a loop
+ * that retries spins (25.7 s of CPU in 60 s measured in redis at its fd
+ * limit, with the peer never answered). The thread keeps one spare fd
+ * (/dev/null) open: it closes it, accepts the peer into the freed number,
+ * sends one error record saying the process is out of fds (count and
+ * RLIMIT_NOFILE), closes it and opens the spare again. If that cannot work
+ * (the spare's number is at or above a lowered limit, or another thread
+ * took the number), the listener rests CTL_BACKOFF_MS and the waiting peer
+ * is served once fds are free. Too many peers at once get a "busy" error
+ * record. Failures are logged once per CTL_WARN_EVERY_S, with a count.
+ */
 
 enum {
     CTL_LISTEN_BACKLOG = 16,

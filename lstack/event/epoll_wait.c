@@ -1,7 +1,18 @@
 /*
  * epoll_wait.c - epoll_wait / epoll_pwait on an epoll fd with a lepoll: the
  * ready-list walk (LT, ET, ONESHOT, fairness) and the kernel half of the set.
- *
+ * Design: docs/design.md#epoll_wait-reports-from-the-ready-list-after-the-round
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "ctl/app_counters.h"
+#include "event/ev_priv.h"
+#include "event/event.h"
+#include "common/libc.h"
+#include "sock/lsock.h"
+
+/*
  * The walk (under rt_lock, after a poll round) takes each queued item off
  * the head of the ready list, computes its readiness, and reports it if any
  * interest bit (or EPOLLERR/EPOLLHUP) is set. A level-triggered item that
@@ -21,17 +32,7 @@
  *
  * A 0.0.0.0 listener is in both sets; when both halves report in one call,
  * the two events (same epoll_data) are merged into one.
- *
- * Design: docs/design.md#epoll_wait-reports-from-the-ready-list-after-the-round
  */
-#include <errno.h>
-#include <limits.h>
-
-#include "ctl/app_counters.h"
-#include "event/ev_priv.h"
-#include "event/event.h"
-#include "common/libc.h"
-#include "sock/lsock.h"
 
 struct ep_wait {
     struct lepoll *lep;

@@ -7,25 +7,6 @@
  * stack thread writes once a socket's readiness changed. An idle
  * application therefore uses no CPU, and kernel fds in the same set wake it
  * as they would without lstack.
- *
- * No lost wake-up: the thread links itself as a sleeper (rt_sleep_arm) in
- * the same hold of the lock as the look that found nothing; a change is
- * made under that lock too, so it either came before the look (seen) or
- * after the link (the stack thread signals the fd).
- *
- * System calls per sleep: the look that finds nothing goes straight to the
- * ppoll (its kernel fds report a ready one at once, so a zero-timeout
- * kernel look first would ask the same twice); the look after a wake-up
- * that only the wake fd ended asks the kernel part without waiting, one
- * call, as every look that returns does. So a wake-up costs ppoll, the
- * eventfd read and one kernel look (issue 12: it was two kernel looks).
- *
- * Time: CLOCK_MONOTONIC read once per look (a look is followed by a sleep
- * or a return, never by a spin, so the TSC estimate of wait.c buys
- * nothing here). Signals: the signal mask is set for the whole wait; a
- * signal ends the sleep, and the wait with EINTR unless the source
- * restarts (a blocking socket call).
- *
  * Design: docs/design.md#one-eventfd-per-sleeping-thread
  */
 #include <errno.h>
@@ -36,6 +17,26 @@
 #include "event/ev_priv.h"
 #include "event/event.h"
 #include "runtime/runtime.h"
+
+/*
+ * No lost wake-up: the thread links itself as a sleeper (rt_sleep_arm) in
+ * the same hold of the lock as the look that found nothing; a change is
+ * made under that lock too, so it either came before the look (seen) or
+ * after the link (the stack thread signals the fd).
+ *
+ * System calls per sleep: the look that finds nothing goes straight to the
+ * ppoll (its kernel fds report a ready one at once, so a zero-timeout
+ * kernel look first would ask the same twice); the look after a wake-up
+ * that only the wake fd ended asks the kernel part without waiting, one
+ * call, as every look that returns does. So a wake-up costs ppoll, the
+ * eventfd read and one kernel look.
+ *
+ * Time: CLOCK_MONOTONIC read once per look (a look is followed by a sleep
+ * or a return, never by a spin, so the TSC estimate of wait.c buys
+ * nothing here). Signals: the signal mask is set for the whole wait; a
+ * signal ends the sleep, and the wait with EINTR unless the source
+ * restarts (a blocking socket call).
+ */
 
 static uint64_t mono_ns(void)
 {

@@ -4,27 +4,9 @@
  * hugepage memory of ltran (a DPDK primary process; this process is its
  * secondary). Behind the same nic_ops table as the direct port (io.c).
  *
- * Owns: the registration on ltran's unix socket (lstack/common/
- * ltran_proto.h), the rings, the shared mbuf pool's use, and noticing ltran
- * go away (its socket closes: checked every LTRAN_CHECK_MS by the TSC in
- * rx_burst, one recv; then the port is dead: nothing comes in, what goes out
- * is dropped and counted, and it says so once on stderr and syslog; kernel
- * sockets of the process are not affected). ltran leaves the pool and the
- * rings in its memory as they are when it stops, so that what this process
- * does before it notices (allocate, dequeue, free) touches valid memory;
- * after, it no longer touches the rings nor allocates; it only frees the
- * buffers lwIP still holds into the pool.
  * Socket calls go to the kernel through syscall(): liblstack.so interposes
  * the libc names, and this runs inside its stack start.
- * Every buffer this process holds carries its tag (REGISTER's reply) in
- * mbuf hash.usr, cleared before it is freed: ltran frees what a process
- * killed with -9 still held.
- * Low power: the process gives ltran an eventfd at REGISTER (SCM_RIGHTS);
- * sleep_begin sets this client's word in ltran's wake zone and hands the
- * eventfd to the wait loop, which polls it with its kernel fds; ltran
- * writes it when it puts frames on the rx ring of a client whose word is
- * set. tx_flush wakes ltran (its eventfd, given in REGISTER's reply) when
- * ltran's word says it sleeps.
+ *
  * No syscall on either side while the other one is awake.
  * Design: docs/design.md#ltran-clients-use-ltrans-one-pool
  */
@@ -47,6 +29,28 @@
 
 #include "common/ltran_proto.h"
 #include "nic/nic.h"
+
+/*
+ * Owns: the registration on ltran's unix socket (lstack/common/
+ * ltran_proto.h), the rings, the shared mbuf pool's use, and noticing ltran
+ * go away (its socket closes: checked every LTRAN_CHECK_MS by the TSC in
+ * rx_burst, one recv; then the port is dead: nothing comes in, what goes out
+ * is dropped and counted, and it says so once on stderr and syslog; kernel
+ * sockets of the process are not affected). ltran leaves the pool and the
+ * rings in its memory as they are when it stops, so that what this process
+ * does before it notices (allocate, dequeue, free) touches valid memory;
+ * after, it no longer touches the rings nor allocates; it only frees the
+ * buffers lwIP still holds into the pool.
+ * Every buffer this process holds carries its tag (REGISTER's reply) in
+ * mbuf hash.usr, cleared before it is freed: ltran frees what a process
+ * killed with -9 still held.
+ * Low power: the process gives ltran an eventfd at REGISTER (SCM_RIGHTS);
+ * sleep_begin sets this client's word in ltran's wake zone and hands the
+ * eventfd to the wait loop, which polls it with its kernel fds; ltran
+ * writes it when it puts frames on the rx ring of a client whose word is
+ * set. tx_flush wakes ltran (its eventfd, given in REGISTER's reply) when
+ * ltran's word says it sleeps.
+ */
 
 #define LTRAN_TX_BATCH 64
 #define LTRAN_MAX_BURST 512

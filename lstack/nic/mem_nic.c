@@ -9,7 +9,16 @@
  * Each port has a budget of nb_bufs frames: a frame counts against the port
  * that sent it until the receiver frees it, like an mbuf against its pool.
  * The pair is freed when both ports are closed.
- *
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/inet_csum.h"
+#include "common/sanitizer.h"
+#include "nic/nic.h"
+
+/*
  * Tests may watch the wire (nic_mem_set_tap: every frame a port sends, with
  * the power to take it off the wire) and play a peer of their own
  * (nic_mem_inject: a frame appears in a port's receive queue).
@@ -29,13 +38,6 @@
  * lwIP's reassembly keeps a pbuf pointer inside the IP header of a queued
  * fragment, and LeakSanitizer follows aligned pointers only.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "common/inet_csum.h"
-#include "common/sanitizer.h"
-#include "nic/nic.h"
 
 #define MEM_FRAME_MAX 1536
 #define MEM_TX_BATCH 64

@@ -2,6 +2,22 @@
  * pool.c - the stack's hugepage mbuf pool (one per port), laid out for
  * the port that will use it.
  *
+ * nic_pool_check_umem verifies the property the af_xdp PMD relies on, so a
+ * DPDK that lays pools out differently fails at start-up with a reason
+ * instead of losing frames.
+ * Design: docs/design.md#dense-mbuf-pools-only-where-the-pmd-needs-them
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_mempool.h>
+
+#include "nic/nic_priv.h"
+
+/*
  * Two layouts:
  *  - page-bound (rte_pktmbuf_pool_create): no object straddles a page, so
  *    a frame's memory is IOVA-contiguous on any port that DMAs (a real NIC
@@ -18,22 +34,7 @@
  *    is never completed: leaked), and when the pool's ring handed out a run
  *    of them, every ACK and retransmission of a connection was lost for up
  *    to a minute (docs/performance.md, "The af_xdp stall").
- *
- * nic_pool_check_umem verifies the property the af_xdp PMD relies on, so a
- * DPDK that lays pools out differently fails at start-up with a reason
- * instead of losing frames.
- *
- * Design: docs/design.md#dense-mbuf-pools-only-where-the-pmd-needs-them
  */
-#include <stdio.h>
-#include <string.h>
-
-#include <rte_errno.h>
-#include <rte_mbuf.h>
-#include <rte_mbuf_pool_ops.h>
-#include <rte_mempool.h>
-
-#include "nic/nic_priv.h"
 
 /* A pool whose objects sit back to back in one virtually contiguous chunk.
  * NULL with rte_errno set. */

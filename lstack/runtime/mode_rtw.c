@@ -7,7 +7,30 @@
  * stack's count of readiness changes (stack_sock_changes: lwIP callbacks in
  * the round and the application's own calls since); when it moved, every
  * sleeper's eventfd is written and the list emptied.
- *
+ * Design: docs/design.md#run-to-wakeup-a-stack-thread-data-rings-wake-ups-for-sleepers
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/eventfd.h>
+
+#include "common/libc.h"
+#include "common/log.h"
+#include "common/tsc_clock.h"
+#include "conf/conf.h"
+#include "event/event.h"
+#include "runtime/app_affinity.h"
+#include "runtime/runtime_priv.h"
+#include "runtime/rtw_idle.h"
+#include "runtime/stack_ctx.h"
+#include "sock/lsock.h"
+#include "stack/stack.h"
+
+/*
  * Data path: rings (sock/tcp_ring.c, enabled here at start). Each
  * established connection has a receive ring (the stack thread publishes
  * the pbufs lwIP hands it; the application copies out of them) and a send
@@ -47,10 +70,10 @@
  *    after it (wake_take / wake_unlocked): a woken thread that preempted
  *    the stack thread inside the lock slept in the futex at once, and the
  *    lock's hand-back cost two more switches and a futex wait and wake per
- *    wake-up (issue 12: 0.46 futex calls per request on the server);
+ *    wake-up (measured: 0.46 futex calls per request on the server);
  *  - after writing them it yields (sched_yield), so the woken thread runs
- *    now rather than when the scheduler next preempts a spinning thread (a
- *    p99 of 4.6 ms, the slice, before);
+ *    now rather than when the scheduler next preempts a spinning thread
+ *    (else a p99 of 4.6 ms, the slice);
  *  - an idle round gives the CPU away instead of pausing when no
  *    application thread is linked as a sleeper (one is awake and may be
  *    runnable here; read without the lock, a hint): a yield while yields
@@ -62,29 +85,7 @@
  * On a CPU of its own the stack thread pays a sched_yield per wake-up and
  * per idle round while the application is awake (a system call that finds
  * nobody else to run).
- *
- * Design: docs/design.md#run-to-wakeup-a-stack-thread-data-rings-wake-ups-for-sleepers
  */
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <sys/eventfd.h>
-
-#include "common/libc.h"
-#include "common/log.h"
-#include "common/tsc_clock.h"
-#include "conf/conf.h"
-#include "event/event.h"
-#include "runtime/app_affinity.h"
-#include "runtime/runtime_priv.h"
-#include "runtime/rtw_idle.h"
-#include "runtime/stack_ctx.h"
-#include "sock/lsock.h"
-#include "stack/stack.h"
 
 /* ---- sleepers ---- */
 

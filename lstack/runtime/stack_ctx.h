@@ -2,7 +2,19 @@
  * stack_ctx.h - one stack and everything that runs it: the per-stack
  * context that replaced the process singleton (rt.stack, one process-wide
  * stack lock). Runtime-private (runtime/ files and the mode files).
- *
+ * Design: docs/design.md#the-stack_thread_mode-is-a-table-chosen-once
+ */
+#ifndef LSTACK_STACK_CTX_H
+#define LSTACK_STACK_CTX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/futex_lock.h"
+
+/*
  * A context holds one lwIP instance (struct stack), the NIC queue it polls
  * (queue i of the port for stack i: several in run-to-wakeup with several
  * num_cpus CPUs, whose contexts then share one lock, see lock_of), its
@@ -20,18 +32,7 @@
  * modes, except run-to-wakeup's reads and writes, which go through the
  * sockets' rings without it (sock/tcp_ring.c); they never poll in
  * run-to-wakeup.
- *
- * Design: docs/design.md#the-stack_thread_mode-is-a-table-chosen-once
  */
-#ifndef LSTACK_STACK_CTX_H
-#define LSTACK_STACK_CTX_H
-
-#include <pthread.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "common/futex_lock.h"
 
 struct stack;
 struct stack_ctx;

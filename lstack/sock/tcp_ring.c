@@ -4,6 +4,20 @@
  * between the application threads and the stack thread, so that reads and
  * writes the rings can answer take no lock and never run lwIP.
  *
+ * Threads: lsock_ring_recv / lsock_ring_send: any application thread,
+ * without the lock (two threads reading, or writing, the same socket take
+ * turns on rx_busy / tx_busy). Everything else: under the stack's lock.
+ * Design: docs/design.md#run-to-wakeups-data-rings
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "sock/lsock_lwip.h"
+
+/*
  * Receive (stack -> application): lwIP's recv callback (ring_on_recv, on
  * the stack thread under the lock) splits the pbuf chain and publishes one
  * slot per pbuf: the pbuf and its payload and length (zero-copy: the bytes
@@ -56,20 +70,7 @@
  * rx_in - rx_out never goes negative for a reader that loads rx_out first.
  * s->ring is stored with release once the rings are ready; the application
  * loads it with acquire.
- *
- * Threads: lsock_ring_recv / lsock_ring_send: any application thread,
- * without the lock (two threads reading, or writing, the same socket take
- * turns on rx_busy / tx_busy). Everything else: under the stack's lock.
- *
- * Design: docs/design.md#run-to-wakeups-data-rings
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-
-#include "sock/lsock_lwip.h"
 
 /* Per connection: 256 pbufs (a 256 KiB window in full segments needs 180)
  * and 64 KiB of bytes to send. */

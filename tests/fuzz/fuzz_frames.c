@@ -2,24 +2,6 @@
  * fuzz_frames.c - libFuzzer target: arbitrary frames into a stack's receive
  * path while it has a listener and an established connection.
  *
- * Two stacks back to back on the memory port (nic_mem_pair): A, the target
- * (198.18.0.2, a listener on 6379), and B, its peer (198.18.0.1). For each
- * input:
- *  1. B tells A its MAC again (an ARP reply: an earlier input may have
- *     taught A another), connects to A, A accepts; a few bytes each way;
- *  2. the input's records (frame_fix.h: frames, each fixed up to A's MAC,
- *     the addresses, the connection's ports and sequence numbers, checksums,
- *     as its flags say) go into A's receive queue as if B had sent them, in
- *     bursts; A and B are polled; A's application accepts whatever arrives,
- *     reads everything and, when asked, writes;
- *  3. B resets its connection, A's application closes every socket it got;
- *     then A must count exactly one socket, its listener (lsock.h: a socket
- *     counts from its arrival to its close).
- * The stacks live as long as the process (per-input stacks would load an
- * lwIP copy per input). The state lwIP keeps between inputs (half-open
- * connections, ARP entries, fragments waiting for reassembly) is part of
- * what is fuzzed.
- *
  * Only public interfaces: stack.h, nic.h, lsock.h (so the target survives
  * a change of the lwIP build). Frames reach A through nic_mem_inject; a
  * tap on A's port (nic_mem_set_tap) feeds seq_watch.h, which learns A's
@@ -41,6 +23,26 @@
 #include "seq_watch.h"
 #include "stack/stack.h"
 #include "../unit/pair_conf.h"
+
+/*
+ * Two stacks back to back on the memory port (nic_mem_pair): A, the target
+ * (198.18.0.2, a listener on 6379), and B, its peer (198.18.0.1). For each
+ * input:
+ *  1. B tells A its MAC again (an ARP reply: an earlier input may have
+ *     taught A another), connects to A, A accepts; a few bytes each way;
+ *  2. the input's records (frame_fix.h: frames, each fixed up to A's MAC,
+ *     the addresses, the connection's ports and sequence numbers, checksums,
+ *     as its flags say) go into A's receive queue as if B had sent them, in
+ *     bursts; A and B are polled; A's application accepts whatever arrives,
+ *     reads everything and, when asked, writes;
+ *  3. B resets its connection, A's application closes every socket it got;
+ *     then A must count exactly one socket, its listener (lsock.h: a socket
+ *     counts from its arrival to its close).
+ * The stacks live as long as the process (per-input stacks would load an
+ * lwIP copy per input). The state lwIP keeps between inputs (half-open
+ * connections, ARP entries, fragments waiting for reassembly) is part of
+ * what is fuzzed.
+ */
 
 #define PORT 6379
 #define MAX_ACCEPTED 64

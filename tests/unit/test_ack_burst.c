@@ -3,28 +3,6 @@
  * 0018, lstack/stack/lwip/port/tcp_rx_burst.c), and the ACKs TCP's rules
  * ask for still sent.
  *
- * Two stacks back to back on the memory port, A (198.18.0.2) and B
- * (198.18.0.1, bursts of 32 frames; 128 in test 8), plus a raw peer: segments built by
- * hand (raw_tcp.h), posing as A from ports A never uses, injected into B's
- * receive queue so that the test decides what one burst of B holds; B's
- * answers to those ports are recorded by a tap and go no further. One
- * behaviour per test:
- *   1. 20 in-order segments in one burst: exactly one pure ACK, for all
- *      of them (lwIP alone: 10);
- *   2. bursts of one segment: as lwIP alone (the first delayed, the
- *      second ACKed at once);
- *   3. a lone segment: the delayed-ACK timer still ACKs it;
- *   4. a burst with a gap: the ACK for the in-order part, then one
- *      duplicate ACK per out-of-order segment (what the peer's fast
- *      retransmit counts); the burst that fills the gap is ACKed to its end;
- *   5. data and a RST of one connection in one burst: nothing sent for the
- *      freed connection at the burst's end;
- *   6. 64 KiB between A and B (45 segments): at most one pure ACK from B a
- *      round, far fewer than one per two segments, the data whole;
- *   7. reading it: B's window update still goes out;
- *   8. the cap: a burst of 128 full segments (187 KB) is ACKed every 64 KiB
- *      of it, as Linux's GRO would, and at its end: three ACKs, at 45, 90
- *      and 128 segments (without the cap: one, at 128).
  * No DPDK, no root. TAP output.
  */
 #include <arpa/inet.h>
@@ -46,6 +24,31 @@
 #include "raw_tcp.h"
 
 #include "tap.h"
+
+/*
+ * Two stacks back to back on the memory port, A (198.18.0.2) and B
+ * (198.18.0.1, bursts of 32 frames; 128 in test 8), plus a raw peer:
+ * segments built by hand (raw_tcp.h), posing as A from ports A never uses, injected into B's
+ * receive queue so that the test decides what one burst of B holds; B's
+ * answers to those ports are recorded by a tap and go no further. One
+ * behaviour per test:
+ *   1. 20 in-order segments in one burst: exactly one pure ACK, for all
+ *      of them (lwIP alone: 10);
+ *   2. bursts of one segment: as lwIP alone (the first delayed, the
+ *      second ACKed at once);
+ *   3. a lone segment: the delayed-ACK timer still ACKs it;
+ *   4. a burst with a gap: the ACK for the in-order part, then one
+ *      duplicate ACK per out-of-order segment (what the peer's fast
+ *      retransmit counts); the burst that fills the gap is ACKed to its end;
+ *   5. data and a RST of one connection in one burst: nothing sent for the
+ *      freed connection at the burst's end;
+ *   6. 64 KiB between A and B (45 segments): at most one pure ACK from B a
+ *      round, far fewer than one per two segments, the data whole;
+ *   7. reading it: B's window update still goes out;
+ *   8. the cap: a burst of 128 full segments (187 KB) is ACKed every 64 KiB
+ *      of it, as Linux's GRO would, and at its end: three ACKs, at 45, 90
+ *      and 128 segments (without the cap: one, at 128).
+ */
 
 #define PORT 7100
 #define PAIR_PORT 7101

@@ -1,6 +1,6 @@
 /*
- * test_tcp_requeue.c - what follows a retransmission timeout (issue 10,
- * docs/reliability.md "The intermittent hang"): the segments the SACK
+ * test_tcp_requeue.c - what follows a retransmission timeout
+ * (docs/reliability.md#loss-recovery): the segments the SACK
  * recovery queued for sending again (the redis-loss hang, lwIP patch
  * 0011), and a lost retransmission with nothing else in flight (the tail
  * loss probe after a timeout, patch 0013; test_probe_after_timeout), and
@@ -8,23 +8,6 @@
  * (patch 0014; test_sack_after_timeout), and a hole with one SACKed
  * segment above it (LSTACK_TCP_DUPTHRESH 1; test_one_sack_lost).
  *
- * Stack B sends to a raw peer (raw_tcp.h: segments built by hand, posing
- * as 198.18.0.2 from a port stack A never uses, injected into B's receive
- * queue; B's answers are taken off the wire by a tap on B's port). The raw
- * peer plays a SACK receiver exactly: it announces MSS 1000 and SACK, acks
- * a warm-up transfer segment by segment until B's window is 40+ segments,
- * then, for a window of 40 segments s0..s39, SACKs s36..s38 only. B's SACK
- * recovery takes s0..s35 as lost; its window after the cut (0.7 of the
- * flight plus the 3 SACKed) takes about 31 of them, the rest (s31..s35)
- * wait on B's unsent queue below the SACKed s36..s38, which stay on
- * unacked. The peer then stays silent until B's retransmission timeout,
- * and acks s0..s30.
- *
- * Without patch 0011 the timeout put unacked (s0..s30, s36..s39) in front
- * of unsent (s31..s35); the ACK freed s0..s30 and left s36 at the head of
- * unsent, 5 segments past the cumulative ACK, which the one-segment window
- * after a timeout never fits: B sent nothing more, and every further
- * timeout requeued the same list (the hang). With it, B sends s31 next.
  * No DPDK, no root; the real clock (B's timeout comes after about 1 s). TAP
  * output.
  */
@@ -48,6 +31,26 @@
 #include "raw_tcp.h"
 
 #include "tap.h"
+
+/*
+ * Stack B sends to a raw peer (raw_tcp.h: segments built by hand, posing
+ * as 198.18.0.2 from a port stack A never uses, injected into B's receive
+ * queue; B's answers are taken off the wire by a tap on B's port). The raw
+ * peer plays a SACK receiver exactly: it announces MSS 1000 and SACK, acks
+ * a warm-up transfer segment by segment until B's window is 40+ segments,
+ * then, for a window of 40 segments s0..s39, SACKs s36..s38 only. B's SACK
+ * recovery takes s0..s35 as lost; its window after the cut (0.7 of the
+ * flight plus the 3 SACKed) takes about 31 of them, the rest (s31..s35)
+ * wait on B's unsent queue below the SACKed s36..s38, which stay on
+ * unacked. The peer then stays silent until B's retransmission timeout,
+ * and acks s0..s30.
+ *
+ * Without patch 0011 the timeout put unacked (s0..s30, s36..s39) in front
+ * of unsent (s31..s35); the ACK freed s0..s30 and left s36 at the head of
+ * unsent, 5 segments past the cumulative ACK, which the one-segment window
+ * after a timeout never fits: B sent nothing more, and every further
+ * timeout requeued the same list (the hang). With it, B sends s31 next.
+ */
 
 #define PORT 6390
 #define MSS 1000u

@@ -1,11 +1,19 @@
 /*
  * test_tcp_tmr_quiet.c - tcp_slowtmr passes idle pcbs by, and no timeout
- * moves (lwIP patch 0017, docs/performance.md "Seventh pass"). Two private
+ * moves (lwIP patch 0017). Two private
  * lwIP copies, A (198.18.0.2) and B (198.18.0.1), joined by a packet queue
  * and ticked one tick at a time by the test (tmr_bed.h). TAP output. The
  * other states' timeouts (SYN-RCVD, LAST-ACK, the out-of-order queue, the
  * backoff to the retransmission limit) are tcp-tmr-states'.
- *
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tmr_bed.h"
+
+#include "tap.h"
+
+/*
  * Each expected tick is lwIP's own rule, computed from the pcb's fields as
  * an unpatched tcp_slowtmr, which visits every pcb at every tick, would
  * apply it: a keepalive probe at the first tick with tcp_ticks - tmr >
@@ -19,12 +27,6 @@
  * fails the tick check; "skipped" is checked from pcb->last_timer, which
  * tcp_slowtmr sets on each visit.
  */
-#include <stdio.h>
-#include <stdlib.h>
-
-#include "tmr_bed.h"
-
-#include "tap.h"
 
 static struct tmr_bed T;
 

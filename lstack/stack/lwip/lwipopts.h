@@ -6,7 +6,11 @@
  * tcpip thread, no netconn or socket API (lstack's own sock layer is the
  * socket API), one netif per copy (each stack loads a private copy of the
  * library, lwip_load.c). Every choice below says why.
- *
+ */
+#ifndef LSTACK_LWIPOPTS_H
+#define LSTACK_LWIPOPTS_H
+
+/*
  * Per-stack values. lwIP reads its window and buffer sizes from macros; in
  * the library (LSTACK_LWIP_CORE) those macros name variables of the copy,
  * set by lstack_lwip_configure (lwip_port.h) from lstack.conf before
@@ -16,8 +20,6 @@
  * outside the library must not use them (it gets an undeclared identifier
  * that says so): the sock layer reads the stack's own copy of the values.
  */
-#ifndef LSTACK_LWIPOPTS_H
-#define LSTACK_LWIPOPTS_H
 
 /* glibc's <netinet/tcp.h> defines TCP_MSS (a socket option, 512) as well;
  * include it first and let lwIP's meaning win, so one file may include both
