@@ -33,10 +33,10 @@ if [ "$(id -u)" -eq 0 ] && [ -w "$hp_sysfs" ] && [ "$hp_want" -gt 0 ]; then
     fi
 fi
 
-# redis-loss (suite 'loss', issue 10) runs by default again: its intermittent
+# redis-loss (suite 'loss') runs by default again: its intermittent
 # hang (a timeout requeued segments out of order, lwIP patch 0011) and the
 # receiver dropping its out-of-order data after 1.5 s (patch 0012) are fixed,
-# docs/reliability.md "Loss recovery". LSTACK_LOSS=0 leaves it out (counted
+# docs/reliability.md#loss-recovery. LSTACK_LOSS=0 leaves it out (counted
 # as skipped), e.g. on a machine too loaded for its time bounds.
 loss_args=()
 loss_skip=0

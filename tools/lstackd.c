@@ -47,7 +47,7 @@
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stats_requested;
 
-/* ---- control socket host (issue 4) ----
+/* ---- control socket host ----
  * The loop takes poll_mu for each round; the control thread bumps
  * ctl_waiting while it waits, and the loop then yields until it got in
  * (a plain mutex would let the spinning loop take it again first). */

@@ -90,7 +90,7 @@ static int read_filter(struct ctl_out *o, const struct ctl_obj *req, struct ctl_
     return 0;
 }
 
-/* issue 12: the request's "stack" (stackctl --stack N): *si = N, or -1
+/* the request's "stack" (stackctl --stack N): *si = N, or -1
  * when absent (every stack). Returns 0, or -1 after an error record (not a
  * number, or no such stack in this process). */
 static int read_stack(struct ctl_out *o, const struct ctl_obj *req, int *si)

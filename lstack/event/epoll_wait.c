@@ -156,7 +156,7 @@ int ev_epoll_pwait(struct lepoll *lep, int epfd, struct epoll_event *evs, int ma
     } else {
         struct ep_wait w = {.lep = lep, .epfd = epfd, .evs = evs, .max = max};
         rc = ev_wait(&ep_source, &w, timeout_ms, mask);
-        app_cnt.epoll_waits++; /* issue 4: stackctl show stats */
+        app_cnt.epoll_waits++; /* stackctl show stats */
         if (rc > 0)
             app_cnt.wakeups++;
     }

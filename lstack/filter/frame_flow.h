@@ -1,6 +1,6 @@
 /*
  * frame_flow.h - what a received frame says about which stack it belongs
- * to, when a process runs several stacks on one port (issue 12): the
+ * to, when a process runs several stacks on one port: the
  * IPv4/TCP 4-tuple of a segment (the stack whose connection table holds it
  * owns the frame), or that the frame is an ARP reply (every stack learns
  * it: the reply to stack B's request may reach stack A's queue).

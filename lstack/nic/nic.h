@@ -51,10 +51,10 @@ struct nic_stats {
     uint64_t tx_burst_cycles;        /* TSC ticks inside the port's tx burst calls
                                         (DPDK ports; an af_xdp kick's system
                                         call and the kernel work it runs on
-                                        this core included: issue 11) */
+                                        this core included) */
     uint64_t tx_bursts;              /* tx flushes that had frames (DPDK ports):
                                         one af_xdp kick each; tx_packets over
-                                        it is frames per kick (issue 11) */
+                                        it is frames per kick */
     uint32_t mbuf_free;              /* buffers available now (caches included) */
     uint32_t mbuf_total;             /* buffers in all */
 };

@@ -33,7 +33,7 @@
  *    one as an invalid descriptor (it never reaches the wire and the mbuf
  *    is never completed: leaked), and when the pool's ring handed out a run
  *    of them, every ACK and retransmission of a connection was lost for up
- *    to a minute (docs/performance.md, "The af_xdp stall").
+ *    to a minute.
  */
 
 /* A pool whose objects sit back to back in one virtually contiguous chunk.

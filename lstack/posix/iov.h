@@ -13,7 +13,7 @@
 #include <sys/uio.h>
 
 /*
- * Linux (6.x, measured: docs/reliability.md "Vectored I/O"):
+ * Linux (6.x, measured: docs/reliability.md#vectored-io):
  *  - readv / writev with a count below 0 or above UIO_MAXIOV (1024, glibc's
  *    IOV_MAX): EINVAL; recvmsg / sendmsg with msg_iovlen above it: EMSGSIZE
  *    (the callers check the count, each with its errno);

@@ -91,7 +91,7 @@ int sockfd_adopt(int fd, int type_flags)
     rt_lock();
     int rc = lsock_new(rt_stack(), &ls);
     if (rc == 0)
-        lsock_set_fd(ls, fd); /* issue 4: stackctl shows it */
+        lsock_set_fd(ls, fd); /* stackctl shows it */
     rt_unlock();
     if (rc < 0)
         return fail_neg(rc);
@@ -239,7 +239,7 @@ static int sock_listen(struct fd_entry *e, int fd, int backlog)
     rt_lock();
     int rc = lsock_listen(sf->ls, backlog);
     if (rc == 0)
-        rc = rt_listen_everywhere(sf->ls); /* issue 12: every stack takes SYNs */
+        rc = rt_listen_everywhere(sf->ls); /* every stack takes SYNs */
     rt_unlock();
     return rc < 0 ? fail_neg(rc) : 0;
 }
@@ -263,7 +263,7 @@ static int adopt_accepted(struct lsock *nls, struct sockaddr *addr, socklen_t *l
     uint32_t ip = 0;
     uint16_t port = 0;
     rt_lock();
-    lsock_set_fd(nls, nfd); /* issue 4: stackctl shows it */
+    lsock_set_fd(nls, nfd); /* stackctl shows it */
     lsock_name(nls, true, &ip, &port);
     rt_unlock();
     sock_put_addr(addr, len, ip, port);

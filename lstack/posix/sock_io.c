@@ -183,7 +183,7 @@ static inline __attribute__((always_inline)) ssize_t recvmsg_with(const struct s
                                                                    struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.reads++; /* issue 4: stackctl show stats */
+    app_cnt.reads++; /* stackctl show stats */
     /* Fast path: one entry, no flags, and data or EOF or an error to
      * report: one lsock_recv, as the loop below would make it. Only "none
      * yet" (nothing consumed, nothing taken) goes on to the loop. */
@@ -206,7 +206,7 @@ static inline __attribute__((always_inline)) ssize_t read_with(const struct sock
                                                                 int fd, void *buf, size_t len)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.reads++; /* issue 4: stackctl show stats */
+    app_cnt.reads++; /* stackctl show stats */
     struct iovec v = {buf, len};
     ssize_t r;
     if (entry_fast(&v) && recv_fast(io, sf, &v, &r))
@@ -294,7 +294,7 @@ static inline __attribute__((always_inline)) ssize_t sendmsg_with(const struct s
                                                                    const struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.writes++; /* issue 4: stackctl show stats */
+    app_cnt.writes++; /* stackctl show stats */
     /* Fast path: one entry that fits whole, or an error to report: one
      * lsock_send, as the loop below would make it. A partial or empty
      * result goes on to the loop, with what was queued counted as sent. */
@@ -312,7 +312,7 @@ static inline __attribute__((always_inline)) ssize_t write_with(const struct soc
                                                                  int fd, const void *buf, size_t len)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.writes++; /* issue 4: stackctl show stats */
+    app_cnt.writes++; /* stackctl show stats */
     struct iovec v = {(void *)buf, len};
     size_t first = 0;
     ssize_t r;

@@ -54,7 +54,7 @@ static void rt_shutdown(void)
 {
     if (rt.child || rt_state_v != RT_READY)
         return;
-    ctl_rt_stop(); /* issue 4: no control request may run while the stack goes away */
+    ctl_rt_stop(); /* no control request may run while the stack goes away */
     sockfd_close_all();
     /* The owner stops (run-to-wakeup: the stack thread is joined); this
      * thread owns the stacks from here. */
@@ -306,7 +306,7 @@ bool rt_ensure(void)
             ctl_rt_census_drop();
             LSTACK_ERR("stack start failed: %s", err);
         } else {
-            ctl_rt_start(&c, path); /* issue 4: the control socket (stackctl); serves stacks once RT_READY */
+            ctl_rt_start(&c, path); /* the control socket (stackctl); serves stacks once RT_READY */
         }
         lstack_conf_free(&c);
     }

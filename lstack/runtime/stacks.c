@@ -1,6 +1,6 @@
 /*
  * stacks.c - which stack a socket lives on when the process runs several
- * (issue 12: run-to-wakeup with several num_cpus CPUs, one stack per CPU
+ * (run-to-wakeup with several num_cpus CPUs, one stack per CPU
  * and port queue): a new socket goes to each stack in turn, and a
  * listener is copied onto every stack (sock/tcp_listen_copy.c) so that a
  * connection is accepted by the stack whose queue its frames reach.

@@ -130,7 +130,7 @@ int lsock_unbind(struct lsock *s);
  * -EINVAL if connecting / connected, -EADDRINUSE. */
 int lsock_listen(struct lsock *s, int backlog);
 
-/* Several stacks in one process (issue 12): give listener s a copy on
+/* Several stacks in one process: give listener s a copy on
  * stack st (another stack than s's), bound to s's address and port with
  * s's backlog and options, whose established connections join s's accept
  * queue (they live on st: lsock_stack of the accepted socket says which),

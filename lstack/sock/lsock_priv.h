@@ -90,14 +90,14 @@ struct lsock {
     struct lsock *acc_head, *acc_tail;
     struct lsock *acc_next;    /* link in the listener's queue */
 
-    /* issue 12: a listener's copies on the process's other stacks
+    /* a listener's copies on the process's other stacks
      * (tcp_listen_copy.c). The socket the application holds heads the list
      * (copies: rep_next); a copy points back (rep_primary) and queues its
      * connections there. */
     struct lsock *rep_primary;
     struct lsock *rep_next;
 
-    /* issue 12: waits that look at the socket without owning it
+    /* waits that look at the socket without owning it
      * (lsock_hold); closed: lsock_close ran, the memory waits for the
      * last release. */
     uint32_t holds;

@@ -60,7 +60,7 @@
  * overflow, -EAGAIN: lsock_ring_recv_locked, which decides as lsock_recv
  * does), a write that finds no room or a socket closed to writes
  * (lsock_ring_send_locked), every control call (socket, bind, listen,
- * accept, connect, shutdown, close, options: under the lock, as before),
+ * accept, connect, shutdown, close, options: under the lock),
  * and each epoll/poll/select look. A socket without rings (listening,
  * connecting, or its rings could not be allocated) is served by the
  * locked path entirely.

@@ -38,7 +38,7 @@
  * use takes lwIP's own path at least once a second: that path ages the
  * entry and sends the ARP re-request before it expires, as it would with
  * every frame. Everything else (ARP not yet resolved, broadcast,
- * multicast, link-local, TSO segments) is lwIP's etharp_output, as before.
+ * multicast, link-local, TSO segments) is lwIP's etharp_output.
  *
  * Input of a unicast TCP segment to our own address that is not a
  * fragment goes straight to lwIP's tcp_input with the pbuf made at the

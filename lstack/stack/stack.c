@@ -219,7 +219,7 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
     /* A burst of more than one frame: the output each segment owes its
      * connection (an ACK, data the ACKs let out) leaves once, at the end
      * (lstack/stack/lwip/port/tcp_rx_burst.c); one frame has nothing to
-     * merge and goes as before. */
+     * merge and goes at once. */
     if (n > 1)
         s->L.lstack_lwip_rx_burst_begin();
     /* Filter each frame; lwIP finds a segment's connection in its PCB

@@ -44,7 +44,7 @@
  * connection takes a port of its stack's part whose replies the NIC puts
  * on its stack's own queue (stack_pick_port; about one port in n
  * qualifies), so its frames need no handover; on an opaque port lwIP picks
- * as before and the handover carries the replies.
+ * its own and the handover carries the replies.
  *
  * ARP: a reply to stack B's request may reach A's queue (a port spreads
  * ARP by its own hash). A gives every other stack a copy (a pbuf of that

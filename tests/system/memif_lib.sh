@@ -28,6 +28,7 @@
 #   m_kernel CMD...                         # a plain command in the ns (no preload)
 #   m_down                                   # remove the namespace
 
+
 M_NS=""
 M_DIR=""
 M_LIB=""
@@ -75,7 +76,7 @@ m_conf() {
         local l has_conn=0
         for l in "$@"; do [[ "$l" == tcp_conn_count* ]] && has_conn=1; done
         ((has_conn)) || echo "tcp_conn_count = 256;"
-        # issue 12: LSTACK_TEST_STACK_MODE=run-to-wakeup runs both sides in that mode.
+        # LSTACK_TEST_STACK_MODE=run-to-wakeup runs both sides in that mode.
         [[ -z "${LSTACK_TEST_STACK_MODE:-}" ]] || echo "stack_thread_mode = \"$LSTACK_TEST_STACK_MODE\";"
         printf '%s\n' "$@"
     } >"${M_CONF[$side]}"

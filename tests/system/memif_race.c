@@ -247,8 +247,8 @@ int main(int argc, char **argv)
     /* The close must never run beside the interrupt thread's work on the
      * port: the driver's disconnect of the peer's last, SIGKILLed,
      * connection may still be running there, and the two unmapped the same
-     * region twice (session 10: the second munmap took whatever had been
-     * mapped there since, here LeakSanitizer's tracer stack: a hang at exit
+     * region twice (the second munmap took whatever had been mapped there
+     * since, here LeakSanitizer's tracer stack: a hang at exit
      * under ASan). Keep that thread busy for 300 ms and close meanwhile. */
     snprintf(busy_sock, sizeof(busy_sock), "%s/memif.sock", dir);
     bool busy_ok = rte_eal_alarm_set(1, busy_alarm, NULL) == 0;

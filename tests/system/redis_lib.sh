@@ -26,6 +26,7 @@
 #                        runtime of a sanitizer build; see tests/preload_env.sh)
 #   T_KEEP_LOG=1         keep the work dir (logs, redis dirs) after the test
 
+
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -305,7 +306,7 @@ r_info() {
     r_cli "$1" info everything 2>/dev/null | tr -d '\r' | sed -n "s/^$2://p" | head -n 1
 }
 
-# r__check_mode LOG : with LSTACK_TEST_STACK_MODE set (issue 12), a stack
+# r__check_mode LOG : with LSTACK_TEST_STACK_MODE set, a stack
 # that says it is up in LOG must say it runs in that mode, and with
 # LSTACK_TEST_STACKS=N (N > 1) that it runs N stacks.
 r__check_mode() {

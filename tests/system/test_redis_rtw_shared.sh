@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # test_redis_rtw_shared.sh BUILD_DIR
-# issue 12: Redis 7 with `io-threads 2 io-threads-do-reads yes` under lstack
+# Redis 7 with `io-threads 2 io-threads-do-reads yes` under lstack
 # in run-to-wakeup, redis's threads and the stack thread all on one CPU
 # (num_cpus = that CPU, redis pinned there with taskset), 50 clients:
 #  - redis-benchmark GET's p50 stays under 8 ms. Redis's I/O thread and main
 #    thread wait for each other in busy loops; a stack thread that gave the
 #    CPU away with sched_yield alone left each spinner the CPU until the
 #    scheduler's tick (4 ms at HZ=250), and every event-loop round took
-#    several ticks: p50 20-28 ms (docs/performance.md, issue 12, session 8).
+#    several ticks: p50 20-28 ms.
 #    With the idle thread's timed steps (runtime/rtw_idle.h) it was 1.2-1.4
 #    ms on a quiet machine; 8 ms leaves room for a loaded CI machine, and
 #    the run is tried up to 3 times (passes on the first under 8 ms): on a
-#    machine busy with other suites one run measured over 8 ms (session 10)
+#    machine busy with other suites one run measured over 8 ms
 #    while the bug it catches makes every run 20 ms or more.
 #  - the same with LSTACK_RTW_IDLE_STEP_US=0 (yields only, the behaviour
 #    before the steps) is run once and printed, not asserted: it shows what

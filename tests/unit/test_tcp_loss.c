@@ -1,6 +1,6 @@
 /*
  * test_tcp_loss.c - loss recovery of the sender (lwIP patches
- * 0009 and 0010, docs/reliability.md "Loss recovery"): two stacks back to
+ * 0009 and 0010, docs/reliability.md#loss-recovery): two stacks back to
  * back on the memory port, A (198.18.0.2) sending to B (198.18.0.1), with a
  * tap on A's port that takes chosen data segments off the wire (their first
  * transmission only) and counts retransmissions. No DPDK, no root; the

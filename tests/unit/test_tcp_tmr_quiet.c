@@ -206,7 +206,7 @@ int main(void)
     /* lwIP's rule: removed at the first tick past 2 x TCP_MSL / 50 ms */
     want = 2 * TCP_MSL / TCP_SLOW_INTERVAL + 1;
     checkf(gone == want, "the TIME-WAIT pcb is removed at tick %d (at %d)", want, gone);
-    /* issue 10: no longer than Linux's TIME-WAIT (TCP_TIMEWAIT_LEN, 60 s);
+    /* no longer than Linux's TIME-WAIT (TCP_TIMEWAIT_LEN, 60 s);
        lwIP's default TCP_MSL gave 120 s */
     checkf(gone > 0 && gone * TCP_SLOW_INTERVAL <= 60000 + TCP_SLOW_INTERVAL,
            "TIME-WAIT lasts %d ms, at most Linux's 60 s", gone * TCP_SLOW_INTERVAL);
@@ -214,7 +214,7 @@ int main(void)
     /* ---- a SYN sent long after bind(): its RTO counts from the send ----
        A bound pcb waits on the bound list, which tcp_slowtmr does not walk;
        counting the ticks since its allocation as "passed by" would put
-       them on rtime and send the SYN again early (review of patch 0017). */
+       them on rtime and send the SYN again early. */
     struct tcp_pcb *s = T.a.L.tcp_new_ip_type(IPADDR_TYPE_V4);
     ip_addr_t any4, dst4;
     IP_ADDR4(&any4, 0, 0, 0, 0);

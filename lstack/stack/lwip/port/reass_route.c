@@ -24,7 +24,7 @@
  * stack that received them reassembles the datagram; lwIP then calls
  * lstack_ip4_reassembled (patch 0015, LSTACK_HOOK_IP4_REASSEMBLED) before
  * its TCP input. If this copy has the connection, or the stack set no
- * route (a stack alone), lwIP goes on as before; otherwise the route (the
+ * route (a stack alone), lwIP goes on; otherwise the route (the
  * stack's, stack/stack_peers.c) gives the datagram to the stack that owns
  * the 4-tuple, and this copy frees its own.
  */

@@ -32,10 +32,10 @@
  * ACK, of the segments of a NAPI poll. ACKs that arrive in one burst
  * likewise let tcp_output walk the send queue once.
  *
- * What is not deferred (tcp_output at once, as before):
+ * What is not deferred (tcp_output at once, as lwIP does):
  *   - anything outside a burst: bursts of one frame (the stack does not
  *     open a burst for them: small request/response exchanges are exactly
- *     as before), the application's calls (window updates of tcp_recved,
+ *     as lwIP alone makes them), the application's calls (window updates of tcp_recved,
  *     writes), lwIP's timers (the delayed ACK of tcp_fasttmr);
  *   - a connection not in ESTABLISHED (handshake, closing);
  *   - a connection holding out-of-order data;
