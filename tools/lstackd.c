@@ -25,7 +25,7 @@
 #include "common/pkt_fanout.h"
 #include "conf/conf.h"
 #include "ctl/ctl.h"
-#include "ctl/ctl_runtime.h"
+#include "ctl/ctl_rounds.h"
 #include "ctl/ctl_stack_fds.h"
 #include "nic/nic.h"
 #include "stack/stack.h"
@@ -135,7 +135,7 @@ static void print_stats(const struct stack *s)
            (unsigned long)st.frag_in, (unsigned long)st.frag_reassembled, (unsigned long)st.frag_dropped,
            (unsigned long)st.frag_timeout, (unsigned long)st.frag_evicted, (unsigned long)st.frag_mbufs_held,
            (unsigned long)st.frag_mbufs_max);
-    /* The rounds as stackctl shows them (ctl_runtime.h), since the start. */
+    /* The rounds as stackctl shows them (ctl_rounds.h), since the start. */
     struct ctl_rounds c = {.rounds = st.polls,
                            .busy = st.rounds.busy,
                            .rx_frames = st.rounds.rx_frames,
@@ -143,8 +143,8 @@ static void print_stats(const struct stack *s)
                            .busy_cycles = st.rounds.busy_cycles,
                            .idle_cycles = st.rounds.idle_cycles,
                            .tsc_hz = st.rounds.tsc_hz};
-    struct ctl_runtime rt;
-    ctl_runtime_derive(&c, 0, 1, &rt);
+    struct ctl_rounds_view rt;
+    ctl_rounds_derive(&c, 0, 1, &rt);
     printf("lstackd: runtime rounds=%lu rounds_busy=%lu rounds_rx_frames=%lu rounds_tx_frames=%lu"
            " rounds_busy_cycles=%lu rounds_idle_cycles=%lu tsc_hz=%lu rounds_per_s=%.0f busy_pct=%.2f"
            " frames_per_busy_round=%.2f cycles_per_frame=%.0f busy_us=%.0f\n",

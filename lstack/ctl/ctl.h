@@ -3,7 +3,7 @@
  * talks to (protocol: ctl_proto.h; socket name: ctl_path.h; user guide:
  * docs/stackctl.md).
  *
- * Two hosts: the preload (ctl_rt.c, started at the end of rt_ensure,
+ * Two hosts: the preload (ctl_preload.c, started at the end of rt_ensure,
  * stopped in rt_shutdown) and lstackd. Every socket call of the server goes
  * through the libc table (common/libc.h): inside liblstack.so the plain names
  * are lstack's own interposed exports.

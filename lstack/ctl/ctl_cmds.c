@@ -10,7 +10,7 @@
  * piece, the next piece only once the peer took the last, so a dump never
  * holds more than a page in memory and several dumps take turns; it
  * reports the longest hold in its end record (lock_max_us), so a test can
- * check the promise. stats adds the process's fds (ctl_fds.c) to its
+ * check the promise. stats adds the process's fds (ctl_proc_fds.c) to its
  * "app" record.
  */
 #include <arpa/inet.h>
@@ -20,7 +20,7 @@
 
 #include "ctl/app_counters.h"
 #include "ctl/ctl_conns.h"
-#include "ctl/ctl_fds.h"
+#include "ctl/ctl_proc_fds.h"
 
 #include "ctl/ctl_stack_fds.h"
 #include "ctl/ctl_stats_sum.h"

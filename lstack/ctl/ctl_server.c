@@ -23,7 +23,7 @@
 
 #include "common/log.h"
 #include "conf/conf.h"
-#include "ctl/ctl_fds.h"
+#include "ctl/ctl_proc_fds.h"
 #include "ctl/ctl_path.h"
 #include "ctl/ctl_peer.h"
 #include "ctl/ctl_priv.h"
@@ -178,7 +178,7 @@ static void take_peer(int fd, uint64_t now)
 
 static void out_of_fds_reason(int err, char *why, size_t len)
 {
-    long open_now = ctl_fds_open(), limit = ctl_fds_limit();
+    long open_now = ctl_proc_fds_open(), limit = ctl_proc_fds_limit();
     if (err == ENFILE)
         snprintf(why, len,
                  "the system is out of file descriptors (ENFILE: fs.file-max reached): the process cannot "
@@ -217,7 +217,7 @@ static bool answer_without_fds(int err, uint64_t now)
     unsigned long n;
     if (warn_due(&srv.warn_fds, now, &n))
         LSTACK_WARN("control socket: out of file descriptors (%s, limit %ld): %lu stackctl connection(s) %s",
-                    strerror(err), ctl_fds_limit(), n,
+                    strerror(err), ctl_proc_fds_limit(), n,
                     fd >= 0 ? "told so and closed" : "left waiting (the spare fd cannot help; retrying)");
     if (fd >= 0 && srv.spare >= 0)
         return true;

@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "common/pkt_fanout.h"
 #include "conf/conf.h"
-#include "ctl/ctl_rt.h"
+#include "ctl/ctl_preload.h"
 #include "event/event.h"
 #include "nic/nic.h"
 #include "nic/nic_queues.h"
@@ -54,7 +54,7 @@ static void rt_shutdown(void)
 {
     if (rt.child || rt_state_v != RT_READY)
         return;
-    ctl_rt_stop(); /* no control request may run while the stack goes away */
+    ctl_preload_stop(); /* no control request may run while the stack goes away */
     sockfd_close_all();
     /* The owner stops (run-to-wakeup: the stack thread is joined); this
      * thread owns the stacks from here. */
@@ -300,13 +300,13 @@ bool rt_ensure(void)
     if (rc == 0) {
         c.init_fail = policy; /* what stackctl show config reports */
         lstack_log_set_level(c.log_level);
-        ctl_rt_census_begin(); /* which fds the start opens: stackctl's fds_stack */
+        ctl_preload_census_begin(); /* which fds the start opens: stackctl's fds_stack */
         rc = start(&c, err, sizeof(err));
         if (rc != 0) {
-            ctl_rt_census_drop();
+            ctl_preload_census_drop();
             LSTACK_ERR("stack start failed: %s", err);
         } else {
-            ctl_rt_start(&c, path); /* the control socket (stackctl); serves stacks once RT_READY */
+            ctl_preload_start(&c, path); /* the control socket (stackctl); serves stacks once RT_READY */
         }
         lstack_conf_free(&c);
     }

@@ -1,9 +1,9 @@
 /*
- * ctl_runtime.c - the poll-round counters' meaning (see ctl_runtime.h).
+ * ctl_rounds.c - the poll-round counters' meaning (see ctl_rounds.h).
  */
 #include <math.h>
 
-#include "ctl/ctl_runtime.h"
+#include "ctl/ctl_rounds.h"
 
 static uint64_t sub(uint64_t a, uint64_t b)
 {
@@ -21,7 +21,7 @@ void ctl_rounds_diff(const struct ctl_rounds *a, const struct ctl_rounds *b, str
     out->tsc_hz = b->tsc_hz;
 }
 
-void ctl_runtime_derive(const struct ctl_rounds *c, double elapsed_s, unsigned stacks, struct ctl_runtime *r)
+void ctl_rounds_derive(const struct ctl_rounds *c, double elapsed_s, unsigned stacks, struct ctl_rounds_view *r)
 {
     double cyc = (double)c->busy_cycles + (double)c->idle_cycles;
     double frames = (double)c->rx_frames + (double)c->tx_frames;

@@ -1,5 +1,5 @@
 /*
- * ctl_rt.c - the preload as a control-socket host: the stack lock is
+ * ctl_preload.c - the preload as a control-socket host: the stack lock is
  * rt_lock, the stacks are the runtime's. Called from runtime/init.c (start
  * at the end of a successful rt_ensure, stop first thing in rt_shutdown).
  * A control socket that cannot be created is a warning, never a reason to
@@ -11,7 +11,7 @@
 #include "common/log.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_stack_fds.h"
-#include "ctl/ctl_rt.h"
+#include "ctl/ctl_preload.h"
 #include "runtime/runtime.h"
 
 static struct ctl_fd_census rt_census;
@@ -34,17 +34,17 @@ static void census_warn(int rc)
         LSTACK_WARN("cannot list this process's fds (%s): stackctl's fds_stack will miss some", strerror(-rc));
 }
 
-void ctl_rt_census_begin(void)
+void ctl_preload_census_begin(void)
 {
     census_warn(ctl_census_begin(&rt_census));
 }
 
-void ctl_rt_census_drop(void)
+void ctl_preload_census_drop(void)
 {
     ctl_census_free(&rt_census);
 }
 
-void ctl_rt_start(const struct lstack_conf *conf, const char *conf_path)
+void ctl_preload_start(const struct lstack_conf *conf, const char *conf_path)
 {
     char err[512];
     if (rt_census.before != NULL)
@@ -53,7 +53,7 @@ void ctl_rt_start(const struct lstack_conf *conf, const char *conf_path)
         LSTACK_WARN("no control socket, stackctl cannot inspect this process: %s", err);
 }
 
-void ctl_rt_stop(void)
+void ctl_preload_stop(void)
 {
     ctl_stop();
 }

@@ -1,5 +1,5 @@
 /*
- * ctl_runtime.h - what the poll-round counters of a stack mean, as VPP's
+ * ctl_rounds.h - what the poll-round counters of a stack mean, as VPP's
  * `show runtime` puts it: busy share, frames per busy round, cycles per
  * frame, rounds per second, busy time. Pure arithmetic on the counters a
  * stats reply carries (docs/stackctl.md), shared by stackctl (one reading,
@@ -9,8 +9,8 @@
  * What busy means and what its time includes: lstack/stack/round_acct.h.
  * Design: docs/design.md#round-ratios-are-computed-by-the-reader
  */
-#ifndef LSTACK_CTL_RUNTIME_H
-#define LSTACK_CTL_RUNTIME_H
+#ifndef LSTACK_CTL_ROUNDS_H
+#define LSTACK_CTL_ROUNDS_H
 
 #include <stdint.h>
 
@@ -27,7 +27,7 @@ struct ctl_rounds {
 
 /* What they mean. NAN where the counters cannot tell (no round timed yet,
  * no busy round, no frame, TSC rate not measured yet). */
-struct ctl_runtime {
+struct ctl_rounds_view {
     double busy_pct;               /* busy cycles in % of busy + idle */
     double frames_per_busy_round;  /* frames received and sent per busy round */
     double cycles_per_frame;       /* busy cycles per frame received or sent */
@@ -43,6 +43,6 @@ void ctl_rounds_diff(const struct ctl_rounds *a, const struct ctl_rounds *b, str
  * for rounds_per_s; 0 to take it from the counters' own time, (busy +
  * idle cycles) / tsc_hz / stacks (stacks: how many stacks c adds up, at
  * least 1). */
-void ctl_runtime_derive(const struct ctl_rounds *c, double elapsed_s, unsigned stacks, struct ctl_runtime *r);
+void ctl_rounds_derive(const struct ctl_rounds *c, double elapsed_s, unsigned stacks, struct ctl_rounds_view *r);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * ctl_fds.c - fds open in the process and its limit (see ctl_fds.h).
+ * ctl_proc_fds.c - fds open in the process and its limit (see ctl_proc_fds.h).
  *
  * The count is the size stat() reports for /proc/self/fd (Linux 6.2 and
  * later: the number of open fds, no fd needed, constant time); 0 there
@@ -11,10 +11,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "ctl/ctl_fds.h"
+#include "ctl/ctl_proc_fds.h"
 #include "ctl/ctl_proto.h"
 
-long ctl_fds_open(void)
+long ctl_proc_fds_open(void)
 {
     struct stat st;
     if (stat("/proc/self/fd", &st) != 0)
@@ -32,7 +32,7 @@ long ctl_fds_open(void)
     return n - 1; /* the directory's own fd */
 }
 
-long ctl_fds_limit(void)
+long ctl_proc_fds_limit(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
@@ -42,6 +42,6 @@ long ctl_fds_limit(void)
 
 void ctl_put_process_fds(struct ctl_buf *b)
 {
-    ctl_rec_i64(b, "fds_open", ctl_fds_open());
-    ctl_rec_i64(b, "fds_limit", ctl_fds_limit());
+    ctl_rec_i64(b, "fds_open", ctl_proc_fds_open());
+    ctl_rec_i64(b, "fds_limit", ctl_proc_fds_limit());
 }
