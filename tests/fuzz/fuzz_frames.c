@@ -19,6 +19,7 @@
 #include "fuzz.h"
 #include "frame_fix.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "seq_watch.h"
 #include "stack/stack.h"

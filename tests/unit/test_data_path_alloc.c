@@ -22,6 +22,7 @@
 #include "common/sanitizer.h"
 #include "conf/conf.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"

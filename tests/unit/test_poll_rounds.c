@@ -15,6 +15,7 @@
 #include "conf/conf.h"
 #include "ctl/ctl_rounds.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "stack/round_acct.h"
 #include "stack/stack.h"

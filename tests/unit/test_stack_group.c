@@ -2,7 +2,7 @@
  * test_stack_group.c - several stacks of one process on one port
  * (stack_group_join and lsock_listen_copy): a server of two stacks, each on
  * one queue of a memory port split the way an RSS NIC splits it
- * (nic/mem_rss.h), and a client stack on the other end of the wire.
+ * (tests/support/mem_rss.h), and a client stack on the other end of the wire.
  *
  * No DPDK port, no root. TAP output.
  */
@@ -16,7 +16,7 @@
 
 #include "conf/conf.h"
 #include "nic/handover.h"
-#include "nic/mem_rss.h"
+#include "mem_rss.h"
 #include "nic/steer.h"
 #include "nic/nic.h"
 #include "sock/lsock.h"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "sock/lsock_priv.h"
 #include "pair_bed.h"

@@ -1,7 +1,7 @@
 /*
  * mem_rss.c - see mem_rss.h: a memory port split into RSS queues.
  */
-#include "nic/mem_rss.h"
+#include "mem_rss.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #ifndef LSTACK_NIC_MEM_RSS_H
 #define LSTACK_NIC_MEM_RSS_H
 
-#include "nic/nic.h"
+#include "mem_nic.h"
 #include "nic/steer.h"
 
 /*

@@ -1,5 +1,5 @@
 /*
- * mem_nic.c - two ports wired back to back in memory (see nic.h).
+ * mem_nic.c - two ports wired back to back in memory (see mem_nic.h).
  *
  * Owns: a pair of ports that exchange frames through in-process queues, so
  * that two stacks (two private lwIP copies) can talk TCP to each other in a
@@ -16,7 +16,7 @@
 
 #include "common/inet_csum.h"
 #include "common/sanitizer.h"
-#include "nic/nic.h"
+#include "mem_nic.h"
 
 /*
  * Tests may watch the wire (nic_mem_set_tap: every frame a port sends, with
