@@ -27,7 +27,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#include "common/ltran_proto.h"
+#include "common/ltran_msg.h"
 #include "nic/nic.h"
 
 /*
@@ -102,67 +102,40 @@ static int k_close(int fd)
     return (int)syscall(SYS_close, fd);
 }
 
+static ssize_t k_sendmsg(int fd, const struct msghdr *mh, int flags)
+{
+    return syscall(SYS_sendmsg, fd, mh, flags);
+}
+
+static ssize_t k_recvmsg(int fd, struct msghdr *mh, int flags)
+{
+    return syscall(SYS_recvmsg, fd, mh, flags);
+}
+
+/* The socket calls of ltran_msg.h: liblstack.so interposes the libc names. */
+static const struct ltran_io k_io = {.sendmsg = k_sendmsg, .recvmsg = k_recvmsg, .close = k_close};
+
 /* One request and its reply. Returns the reply's status (0 or -errno), or
- * -errno of the exchange itself; reply body copied to out (up to outlen). */
-/* pass_fd >= 0 goes along with the request; *got_fd (may be NULL) receives
+ * -errno of the exchange itself; reply body copied to out (up to outlen).
+ * pass_fd >= 0 goes along with the request; *got_fd (may be NULL) receives
  * an fd that came with the reply, else -1 (one that is not wanted is closed). */
 static int rpc(int fd, uint16_t type, const void *body, uint32_t blen, void *out, size_t outlen, int pass_fd,
                int *got_fd)
 {
     if (got_fd != NULL)
         *got_fd = -1;
-    uint8_t msg[sizeof(struct ltran_hdr) + 256];
     if (blen > 256)
         return -EMSGSIZE;
-    struct ltran_hdr h = {.magic = LTRAN_MAGIC, .version = LTRAN_VERSION, .type = type, .len = blen};
-    memcpy(msg, &h, sizeof(h));
-    if (blen > 0)
-        memcpy(msg + sizeof(h), body, blen);
-    struct iovec iov = {.iov_base = msg, .iov_len = sizeof(h) + blen};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } cm;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (pass_fd >= 0) {
-        memset(&cm, 0, sizeof(cm));
-        mh.msg_control = cm.buf;
-        mh.msg_controllen = sizeof(cm.buf);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-    }
-    if (syscall(SYS_sendmsg, fd, &mh, MSG_NOSIGNAL) < 0)
+    if (ltran_msg_send(&k_io, fd, MSG_NOSIGNAL, type, 0, body, blen, pass_fd) < 0)
         return -errno;
     uint8_t rep[sizeof(struct ltran_hdr) + 512];
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } rcm;
-    struct iovec riov = {.iov_base = rep, .iov_len = sizeof(rep)};
-    struct msghdr rmh = {.msg_iov = &riov, .msg_iovlen = 1, .msg_control = rcm.buf, .msg_controllen = sizeof(rcm.buf)};
-    long n = syscall(SYS_recvmsg, fd, &rmh, MSG_CMSG_CLOEXEC);
-    for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&rmh) : NULL; c != NULL; c = CMSG_NXTHDR(&rmh, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(sizeof(int)))
-            continue;
-        int f;
-        memcpy(&f, CMSG_DATA(c), sizeof(int));
-        if (got_fd != NULL && *got_fd < 0)
-            *got_fd = f;
-        else
-            k_close(f);
-    }
+    long n = ltran_msg_recv(&k_io, fd, MSG_CMSG_CLOEXEC, rep, sizeof(rep), got_fd);
     if (n < 0)
         return errno == EAGAIN ? -ETIMEDOUT : -errno;
     if (n == 0)
         return -ECONNRESET;
     struct ltran_hdr rh;
-    if ((size_t)n < sizeof(rh))
-        return -EPROTO;
-    memcpy(&rh, rep, sizeof(rh));
-    if (rh.magic != LTRAN_MAGIC || rh.type != type)
+    if (ltran_msg_header(rep, (size_t)n, &rh) != 0 || rh.type != type)
         return -EPROTO;
     if (rh.status != 0)
         return rh.status;
