@@ -38,9 +38,7 @@
  * into lwIP with tcp_write / tcp_output). A read or write the rings can
  * answer takes no lock and runs no lwIP; it marks the socket pending on a
  * lock-free list, which the stack thread services at the start of its next
- * round (write into lwIP, free read pbufs, reopen the window). With
- * LSTACK_RTW_RINGS=0 every call takes the lock instead (the path before
- * the rings, kept for comparison).
+ * round (write into lwIP, free read pbufs, reopen the window).
  *
  * Still under the lock (not through a request ring): the control calls
  * (socket, bind, listen, accept, connect, shutdown, close, setsockopt,
@@ -248,11 +246,11 @@ enum { RTW_TIMER_ROUND_NS = 1000000 };
 enum { RTW_HANDOFF_SPINS = 1u << 10 };
 
 /* Idle, no application thread sleeping: give the CPU away, a yield or a
- * timed step of step_ns (rtw_idle.h; 0: always a yield). */
-static void idle_give(struct rtw_idle *idle, long step_ns, struct tsc_clock *clk, uint64_t now)
+ * timed step of RTW_IDLE_STEP_NS (rtw_idle.h). */
+static void idle_give(struct rtw_idle *idle, struct tsc_clock *clk, uint64_t now)
 {
-    if (step_ns > 0 && rtw_idle_sleep(idle, now)) {
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = step_ns};
+    if (rtw_idle_sleep(idle, now)) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = RTW_IDLE_STEP_NS};
         nanosleep(&ts, NULL);
         return;
     }
@@ -280,7 +278,7 @@ static void *stack_thread(void *arg)
              * runnable on this CPU; let it run rather than spin (a hint,
              * read without the lock). */
             if (__atomic_load_n(&c->sleepers, __ATOMIC_RELAXED) == NULL)
-                idle_give(&idle, c->idle_step_ns, &clk, now);
+                idle_give(&idle, &clk, now);
             else
                 relax();
             continue;
@@ -315,26 +313,8 @@ static void *stack_thread(void *arg)
 static int rtw_start(struct stack_ctx *c, const struct lstack_conf *conf, char *err, size_t errlen)
 {
     (void)conf;
-    /* The idle step (rtw_idle.h): LSTACK_RTW_IDLE_STEP_US overrides it, 0
-     * always yields (the behaviour before the steps, kept to compare the
-     * two in one run, docs/performance.md). */
-    c->idle_step_ns = RTW_IDLE_STEP_NS;
-    const char *step = getenv("LSTACK_RTW_IDLE_STEP_US");
-    if (step != NULL) {
-        char *end;
-        long us = strtol(step, &end, 10);
-        if (*step == '\0' || *end != '\0' || us < 0 || us > 100000) {
-            snprintf(err, errlen, "LSTACK_RTW_IDLE_STEP_US='%s': want microseconds, 0 to 100000", step);
-            return -1;
-        }
-        c->idle_step_ns = us * 1000;
-    }
-    /* Sockets move their data through rings (sock/tcp_ring.c) unless
-     * LSTACK_RTW_RINGS=0 (every call under the lock, the path before the
-     * rings: kept to compare the two in one run, docs/performance.md). */
-    const char *rings = getenv("LSTACK_RTW_RINGS");
-    if (rings == NULL || strcmp(rings, "0") != 0)
-        lsock_rings_enable(c->stack);
+    /* Sockets move their data through rings (sock/tcp_ring.c). */
+    lsock_rings_enable(c->stack);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     if (c->cpu >= 0 && c->cpu < CPU_SETSIZE) {

@@ -87,7 +87,6 @@ struct stack_ctx {
     bool thread_started;
     int stop;                         /* atomic: the stack thread ends */
     uint64_t seen_changes;            /* stack_sock_changes at the last wake-up */
-    long idle_step_ns;                /* an idle thread's timed step (rtw_idle.h); 0: yields only */
     struct rt_sleeper *sleepers;      /* under mu */
     int waking;                       /* atomic: the stack thread is writing wake fds it
                                        * took off sleepers, after unlocking mu */

@@ -217,9 +217,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
 /* One output (so one ACK) per connection per receive burst of more than
  * one frame: patch 0018 and port/tcp_rx_burst.c. */
-#ifndef LSTACK_TCP_OUTPUT_BURST
 #define LSTACK_TCP_OUTPUT_BURST 1
-#endif
 /* Segments of many MSS where the stack's port cuts them (TSO): patch 0008
  * and port/tcp_tso.c; off at run time unless lstack_lwip_conf.tso_max is
  * set (the port offers TSO and checksum offload). */
