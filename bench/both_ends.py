@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fmt  # noqa: E402  (modules of this directory)
-import runs  # noqa: E402
+import runs as rundir  # noqa: E402
 
 KINDS = ("kernel-veth", "kernel-lo", "kernel-unix", "memif")
 KERNELS = KINDS[:3]
@@ -39,7 +39,7 @@ TARGETS = [
 
 
 def record(d):
-    r = runs.run_record(d)
+    r = rundir.run_record(d)
     m = RUN_DIR.match(os.path.basename(d.rstrip("/")))
     if m:
         r.update(scenario=int(m.group(1)), round=int(m.group(2)), kind=m.group(3))
@@ -81,7 +81,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
             kinds[k] = {"rounds_ok": len(kr),
                         "server_cpu_pct": fmt.median([r["server_cpu_pct"] for r in kr]),
                         "client_cpu_pct": fmt.median([r.get("client_cpu_pct") for r in kr])}
-        scen[s] = {"args": runs.SCENARIOS.get(s, "?"), "tests": tstats, "kinds": kinds}
+        scen[s] = {"args": rundir.SCENARIOS.get(s, "?"), "tests": tstats, "kinds": kinds}
 
     targets = []
     for s, what, op, bound, text in TARGETS:
@@ -97,11 +97,11 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         targets.append({"target": text, "scenario": s, "metric": what, "op": op, "bound": bound,
                         "values": vals, "met": ok})
     meta = {}
-    for line in (runs.read(os.path.join(out, "versions.txt"), "") or "").splitlines():
+    for line in (rundir.read(os.path.join(out, "versions.txt"), "") or "").splitlines():
         if "=" in line:
             k, v = line.split("=", 1)
             meta[k] = v
-    result = {"versions": meta, "commands": (runs.read(os.path.join(out, "commands.txt"), "") or "").splitlines(),
+    result = {"versions": meta, "commands": (rundir.read(os.path.join(out, "commands.txt"), "") or "").splitlines(),
               "rounds": rounds, "server_cpu": server_cpu, "client_cpu": client_cpu,
               "scenarios": {str(k): v for k, v in scen.items()}, "targets": targets, "runs": runs}
     with open(os.path.join(out, "results.json"), "w") as f:
