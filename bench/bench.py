@@ -11,7 +11,7 @@
                                    object group (a run made with --perf)
     bench.py summary RESULTS.json [--bed NAME]
                                    the medians and the method line a document
-                                   cites (docs/results/NAME.json)
+                                   cites (docs/results/<bed>.json)
 
 What a run directory holds: runs.py; what each figure means: report.py.
 """

@@ -1,7 +1,7 @@
 """The summary a document cites: one small JSON file of medians and the
 method line, from a run's results.json (scripts/bench.sh, or --both-ends).
 
-    bench.py summary RESULTS.json [--bed NAME] > docs/results/NAME.json
+    bench.py summary RESULTS.json [--bed NAME] > docs/results/<bed>.json
 
 Rows: one per scenario and test, each kind's median req/s, p50 and p99
 (ms) over the rounds, the ratios the run computed (the last kind over
@@ -68,7 +68,7 @@ def summarize(d, bed):
                     row[key] = _r(rv)
             for kind, c in cpu.items():
                 if isinstance(c, dict):
-                    for m in ("us", "busy_us"):
+                    for m in ("us", "busy_us", "tx_burst_us", "busy_less_tx_us"):
                         if c.get(m) is not None:
                             row[f"{kind}_server_{m}_per_req"] = _r(c[m], 2)
             rows.append(row)

@@ -3,7 +3,7 @@
  * and the fix-ups that keep mutated frames deliverable.
  *
  * Pure: no stack, no I/O.
- * Design: docs/design.md#the-frame-fuzzer-input-is-plain-records
+ * Design: docs/design.md#the-frame-fuzzers-input-is-plain-records
  */
 #ifndef LSTACK_FUZZ_FRAME_FIX_H
 #define LSTACK_FUZZ_FRAME_FIX_H

@@ -81,7 +81,7 @@ void lstack_lwip_free(void *p);
  * ipfrag_high_thresh, 4 MiB, evicts too); a datagram incomplete after
  * IP_REASS_MAXAGE s is freed (ip_reass_tmr runs each second; Linux's
  * ipfrag_time is 30 s). Overlapping and duplicate fragments are dropped,
- * as is a datagram past 65535 bytes. docs/architecture.md#fragments. */
+ * as is a datagram past 65535 bytes. docs/reliability.md#ip-fragments. */
 #define IP_REASSEMBLY 1
 #define IP_FRAG 1
 #define IP_REASS_MAXAGE 15
