@@ -11,11 +11,14 @@ Fails (exit 1, one line per finding) when
 Also checks itself first: a planted bad link and a planted bad path must be
 reported. TAP output; stdlib only; no root.
 """
+import ast
+import io
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import tokenize
 
 DOC_GLOBS = ("README.md", "docs")
 SRC_DIRS = ("lstack", "ltran", "tools", "tests", "scripts", "bench")
@@ -73,10 +76,17 @@ def comments(path, text):
     and, in Python, docstrings)."""
     if path.endswith((".c", ".h", ".def")):
         return "\n".join(m.group(0) for m in re.finditer(r"/\*.*?\*/|//[^\n]*", text, re.S))
-    out = [ln.split("#", 1)[1] for ln in text.splitlines() if "#" in ln]
     if path.endswith(".py"):
-        out += re.findall(r'"""(.*?)"""', text, re.S)
-    return "\n".join(out)
+        try:
+            toks = tokenize.generate_tokens(io.StringIO(text).readline)
+            out = [tok.string for tok in toks if tok.type == tokenize.COMMENT]
+            tree = ast.parse(text)
+        except (SyntaxError, tokenize.TokenError):
+            return ""
+        nodes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        out += [ast.get_docstring(n) or "" for n in nodes]
+        return "\n".join(out)
+    return "\n".join(ln.split("#", 1)[1] for ln in text.splitlines() if "#" in ln)
 
 
 def check_docs(root, findings):
