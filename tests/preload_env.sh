@@ -6,6 +6,7 @@
 # preload_list LIB : the LD_PRELOAD value that loads the preload library LIB
 # into an unmodified program, colon-separated (the harness splits commands on
 # blanks).
+
 # A sanitizer build of liblstack.so (meson -Db_sanitize=address,undefined)
 # links the ASan runtime, which must be the first object of the process: the
 # host program (redis-server, sh) is not instrumented, so the runtime goes
@@ -13,8 +14,8 @@
 # so a gcc build (libasan.so.N) needs nothing set. LSTACK_PRELOAD_EXTRA, when
 # set (even empty), replaces that guess: libraries to preload before LIB, e.g.
 # a clang runtime (libclang_rt.asan-x86_64.so) for a -shared-libsan build.
+#
 # Design: docs/design.md#one-preload-harness-for-plain-and-sanitizer-runs
-
 
 preload_list() {
     local lib="$1" extra

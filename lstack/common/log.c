@@ -1,5 +1,8 @@
 /*
- * log.c - see log.h. stderr + syslog, errno preserved.
+ * log.c - lstack's log (see log.h): each message to stderr and to syslog,
+ * under the level `stackctl set loglevel` sets; errno preserved. Any
+ * thread; works before EAL and the stack start, so it can say why they
+ * failed.
  * Design: docs/design.md#logging-is-lstacks-own-stderr-and-syslog
  */
 #include "common/log.h"

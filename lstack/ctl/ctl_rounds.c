@@ -1,5 +1,8 @@
 /*
- * ctl_rounds.c - the poll-round counters' meaning (see ctl_rounds.h).
+ * ctl_rounds.c - the poll-round counters' meaning (see ctl_rounds.h): the
+ * difference of two readings and the rates and shares stackctl and
+ * lstackd print (busy %, frames per busy round, cycles per frame). Pure
+ * arithmetic; NAN where the counters cannot tell.
  */
 #include <math.h>
 

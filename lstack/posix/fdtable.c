@@ -1,5 +1,8 @@
 /*
- * fdtable.c - see fdtable.h.
+ * fdtable.c - the fd table (see fdtable.h): one entry per fd number up to
+ * the hard RLIMIT_NOFILE, in an anonymous mapping, so that a lookup on
+ * every read and write is a load. An fd the table does not know is the
+ * kernel's. Any thread; entries change under the callers' rules.
  * Design: docs/design.md#the-fd-table-is-a-flat-array-up-to-the-hard-limit
  */
 #include "posix/fdtable.h"

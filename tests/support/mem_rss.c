@@ -1,5 +1,8 @@
 /*
- * mem_rss.c - see mem_rss.h: a memory port split into RSS queues.
+ * mem_rss.c - a memory port split into RSS queues (see mem_rss.h): the
+ * Toeplitz hash of each received frame picks its queue, each queue batches
+ * its sends; a mutex serialises the queues over the underlying port. A
+ * test port: not in liblstack.so.
  */
 #include "mem_rss.h"
 

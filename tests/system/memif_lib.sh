@@ -2,7 +2,7 @@
 # Two lstack processes on one host joined by DPDK's net_memif (sourced,
 # never run): shared by test_redis_memif.sh, scripts/bench.sh --both-ends
 # and scripts/demo.sh.
-#
+
 #   network namespace M_NS (lo only: both processes' kernel listeners live
 #   there, nothing else sees them)
 #   server: role=server, 198.19.0.2, MAC 02:fe:00:00:00:02, CPU M_SRV_CPU
@@ -27,7 +27,6 @@
 #   m_run client redis-benchmark ARGS...    # the same, role=client
 #   m_kernel CMD...                         # a plain command in the ns (no preload)
 #   m_down                                   # remove the namespace
-
 
 M_NS=""
 M_DIR=""

@@ -4,7 +4,7 @@
 # served on the stack's address 198.18.0.2) or on the kernel (no preload,
 # served on the kernel address 198.18.0.3 added by tb_add_kernel_addr), with
 # the same flags; redis-cli / redis-benchmark from the client namespace.
-#
+
 # Usage in a test:
 #   T_NAME=rfoo; source redis_lib.sh; r_init "$1"
 #   r_conf "$T_WORK/lstack.conf" 'tcp_conn_count = 1200;'   # optional
@@ -25,7 +25,6 @@
 #   LSTACK_PRELOAD_EXTRA libraries preloaded before it (default: the ASan
 #                        runtime of a sanitizer build; see tests/preload_env.sh)
 #   T_KEEP_LOG=1         keep the work dir (logs, redis dirs) after the test
-
 
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

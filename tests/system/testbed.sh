@@ -9,6 +9,7 @@
 # a real network. Use it two ways:
 #   CLI:      testbed.sh up | down | status
 #   library:  source testbed.sh; tb_require_root; tb_trap_cleanup; tb_up; ...
+
 # Environment:
 #   LSTACK_TB      name prefix (default "lstk"; [a-z0-9], at most 13 characters)
 #   TB_HUGEPAGES   minimum number of 2 MiB hugepages to reserve (default 512)
@@ -31,7 +32,6 @@
 #
 # State of a bed lives in /run/lstack-testbed-${LSTACK_TB}/ so that `down`
 # also cleans up after a crashed or interrupted run.
-
 
 LSTACK_TB="${LSTACK_TB:-lstk}"
 TB_HUGEPAGES="${TB_HUGEPAGES:-512}"
