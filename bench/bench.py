@@ -9,9 +9,7 @@
     bench.py noisy RUNDIR...       exit 1 if another process disturbed one of the runs
     bench.py perf RUNDIR           the server's and the client's perf samples by
                                    object group (a run made with --perf)
-    bench.py summary RESULTS.json [--bed NAME]
-                                   the medians and the method line a document
-                                   cites (docs/results/<bed>.json)
+    bench.py summary RESULTS.json [--bed NAME]   medians and method line for docs/results/
 
 What a run directory holds: runs.py; what each figure means: report.py.
 """

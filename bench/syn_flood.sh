@@ -12,8 +12,7 @@
 #
 #   [LSTACK_TB=x] [VAR=value...] bench/syn_flood.sh [BUILD_DIR] [lstack|kernel|both]
 #
-# The variables (below) make the two servers' treatment alike on this bed
-# and add traces; docs/reliability.md#syn-flood says which were used.
+# Variables (below): the two servers' treatment alike on this bed, traces.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 
