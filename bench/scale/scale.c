@@ -1,28 +1,15 @@
 /*
- * scale.c - does a second stack double the work a process does? The
- * scaling benchmark: N stacks in one process (a group, as the runtime runs
- * several), each polled by a thread of its own pinned to a CPU of its own,
- * each serving a minimal request/response application (one reply per
- * request, "+PONG" to a RESP PING), fed by a load that needs no third CPU:
- * each stack's port is a memory port, and the same thread that runs the
- * stack plays its clients by injecting pre-built request frames (their
- * sequence and acknowledgement numbers and checksums filled in) into the
- * port's receive queue and counting the replies the stack sends. Every
- * connection has one request outstanding; a reply lets its next request
- * go. A thread's iteration: under the stack's lock, one poll round (the
- * requests in, lwIP, the replies out), the application's look at the
- * sockets that became readable (read, write the reply), the tx batch sent;
- * then, without the lock, the next requests injected.
- *
- * Runs 1 stack and N stacks in turn, --rounds times (alternating, so a
- * drift of the machine favours neither), for --secs seconds each after a
- * warm-up, and prints requests/s, per-stack requests/s and the time each
- * stack's thread spent waiting for a lock (measured here around every
- * lock taken, and as the runtime counts it where it does), then the
- * ratio of the medians. Not a test: timings on a shared machine vary; run
- * it on idle CPUs.
+ * scale.c - does a second stack double the work a process does? N stacks
+ * in one process (a group, as the runtime runs several), each polled by a
+ * thread of its own pinned to a CPU of its own, each serving a minimal
+ * request/response application ("+PONG" to a RESP PING), fed from memory
+ * ports by the same thread, so that N stacks need N CPUs and no more.
+ * Prints requests/s of 1 and N stacks in turn and the ratio of the
+ * medians. Not a test: timings on a shared machine vary.
  *
  *   bench_scale [--stacks N] [--cpus 0,1] [--conns C] [--secs S] [--rounds R]
+ *
+ * Design: docs/design.md#the-scaling-benchmark-feeds-memory-ports-from-the-stacks-own-thread
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,11 +25,30 @@
 
 #include "common/inet_csum.h"
 #include "conf/conf.h"
+#include "mem_nic.h"
 #include "nic/nic.h"
 #include "scale.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "raw_tcp.h"
+
+/*
+ * The load: the same thread that runs the stack plays its clients by
+ * injecting pre-built request frames (their sequence and acknowledgement
+ * numbers and checksums filled in) into the port's receive queue and
+ * counting the replies the stack sends. Every connection has one request
+ * outstanding; a reply lets its next request go. A thread's iteration:
+ * under the stack's lock, one poll round (the requests in, lwIP, the
+ * replies out), the application's look at the sockets that became
+ * readable (read, write the reply), the tx batch sent; then, without the
+ * lock, the next requests injected.
+ *
+ * 1 stack and N stacks run in turn, --rounds times (alternating, so a
+ * drift of the machine favours neither), for --secs seconds each after a
+ * warm-up; each run prints requests/s, per-stack requests/s and the time
+ * each stack's thread spent waiting for a lock (measured here around every
+ * lock taken, and as the runtime counts it where it does).
+ */
 
 #define MAX_STACKS 8
 #define MAX_CONNS 256

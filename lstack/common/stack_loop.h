@@ -11,18 +11,21 @@
  * mode_rtw.c). Loops of one process form a group (all[0..count)): a wait
  * that sleeps links itself on each (run-to-wakeup), and a wait on sockets
  * of several stacks looks at each loop in turn.
- *
- * Locking: l->ops->lock serialises every use of l's stack (its lwIP, its
- * sockets, their readiness lists); the lwIP callbacks of l's stack run
- * under it. A thread holds at most one loop's lock at a time (the runtime
- * alone takes them all, in index order, around fork). Run-to-wakeup's ring
- * reads and writes take none (sock/tcp_ring.c).
+ * Design: docs/design.md#the-event-layer-sees-a-stack-as-a-loop-object
  */
 #ifndef LSTACK_STACK_LOOP_H
 #define LSTACK_STACK_LOOP_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/*
+ * Locking: l->ops->lock serialises every use of l's stack (its lwIP, its
+ * sockets, their readiness lists); the lwIP callbacks of l's stack run
+ * under it. A thread holds at most one loop's lock at a time (the runtime
+ * alone takes them all, in index order, around fork). Run-to-wakeup's ring
+ * reads and writes take none (sock/tcp_ring.c).
+ */
 
 struct stack_loop;
 struct ev_wait_ops;

@@ -8,6 +8,8 @@
  * A relaxed load and store (no locked add, one cache line): two threads may
  * lose an increment now and then, and the control thread reads it without a
  * lock; both are fine for statistics.
+ *
+ * Design: docs/design.md#application-counters-are-per-stack-and-not-locked
  */
 #ifndef LSTACK_APP_COUNTERS_H
 #define LSTACK_APP_COUNTERS_H

@@ -3,36 +3,35 @@
  * talks to (protocol: ctl_proto.h; socket name: ctl_path.h; user guide:
  * docs/stackctl.md).
  *
+ * Two hosts: the preload (ctl_preload.c, whose hooks the runtime calls when
+ * the stacks have started and before they stop) and lstackd. Every socket
+ * call of the server goes through the libc table (common/libc.h): inside
+ * liblstack.so the plain names are lstack's own interposed exports.
+ * Design: docs/design.md#the-control-socket-has-a-thread-of-its-own
+ */
+#ifndef LSTACK_CTL_H
+#define LSTACK_CTL_H
+
+#include <stddef.h>
+
+/*
  * One thread ("lstack-ctl") accepts on a unix stream socket (mode 0600,
  * peers checked with SO_PEERCRED: same uid or root) and serves one request
  * per connection, up to CTL_MAX_PEERS connections at once from one poll
  * loop (ctl_server.c), each with its own deadlines (ctl_peer.h): a silent
  * or stalled client holds only its own slot. A client it cannot serve
  * (too many at once, the process out of fds) gets an error record saying
- * why, never silence. It touches a stack only under the host's lock, and
+ * why, never silence. It touches a stack only under that stack's lock, and
  * for a bounded piece of work per hold (at most CTL_PAGE connections), so
  * a dump of 20,000 connections never stalls the data path for more than a
  * few milliseconds at a time.
- *
- * Two hosts: the preload (ctl_rt.c, whose hooks the runtime calls when the
- * stack has started and before it stops) and lstackd. Every socket call of the server goes
- * through the libc table (common/libc.h): inside liblstack.so the plain names
- * are lstack's own interposed exports.
  *
  * fds: the listener, a wake-up pipe, one spare fd kept for answering when
  * the process is out of fds, and one per connection being served.
  *
  * fork: the thread does not exist in a child; a child never removes the
  * parent's socket and closes its copies of the server's fds (pthread_atfork).
- *
- * Rejected: serving requests from the polling thread (stackctl would wait
- * for the application's next epoll_wait, and a big dump would stall traffic
- * for its whole length), and DPDK's telemetry socket (see docs/stackctl.md).
  */
-#ifndef LSTACK_CTL_H
-#define LSTACK_CTL_H
-
-#include <stddef.h>
 
 struct stack;
 struct lstack_conf;

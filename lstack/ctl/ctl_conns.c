@@ -4,10 +4,6 @@
  * values) and the socket behind each, through the sock layer's
  * lsock_view_of. Neither an lwIP nor a DPDK type is seen here.
  *
- * A page: one walk keeping the `max` smallest keys after the cursor in a
- * bounded max-heap (O(n log max) per page, no allocation), then sorted,
- * all under the stack's lock.
- *
  * A pcb's callback_arg is a socket only if it points back at the pcb
  * (lsock_view_of decides): lwIP gives a SYN_RCVD pcb its listener's
  * callback_arg, and a detached pcb (closed by the application, finishing
@@ -20,6 +16,12 @@
 #include "ctl/ctl_conns.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
+
+/*
+ * A page: one walk keeping the `max` smallest keys after the cursor in a
+ * bounded max-heap (O(n log max) per page, no allocation), then sorted,
+ * all under the stack's lock.
+ */
 
 struct cand {
     uint64_t hi, lo;

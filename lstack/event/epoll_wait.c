@@ -1,7 +1,18 @@
 /*
  * epoll_wait.c - epoll_wait / epoll_pwait on an epoll fd with a lepoll: the
  * ready-list walk (LT, ET, ONESHOT, fairness) and the kernel half of the set.
- *
+ * Design: docs/design.md#epoll_wait-reports-from-the-ready-list-after-the-round
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "event/ev_priv.h"
+#include "event/event.h"
+#include "common/libc.h"
+#include "common/stack_loop.h"
+#include "sock/lsock.h"
+
+/*
  * The walk (a part of the set at a time, under that part's loop's lock,
  * after its poll round) takes each queued item off the head of the part's
  * ready list, computes its readiness, and reports it if any
@@ -22,19 +33,7 @@
  *
  * A 0.0.0.0 listener is in both sets; when both halves report in one call,
  * the two events (same epoll_data) are merged into one.
- *
- * Rejected: copying the ready list into a per-call array (a malloc or a
- * bound per call); reporting straight from the watcher (readiness is not
- * final until the poll round is over, and callbacks fire per segment).
  */
-#include <errno.h>
-#include <limits.h>
-
-#include "event/ev_priv.h"
-#include "event/event.h"
-#include "common/libc.h"
-#include "common/stack_loop.h"
-#include "sock/lsock.h"
 
 struct ep_wait {
     struct lepoll *lep;

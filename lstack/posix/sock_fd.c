@@ -9,9 +9,7 @@
  * 0.0.0.0 (so `redis-cli -h 127.0.0.1` works while the stack serves the
  * stack's address).
  *
- * Rejected: deciding at socket() time (the address is not known yet), and
- * eventfds as fd placeholders (a listener on 0.0.0.0 needs a real kernel
- * socket anyway, and one kind of placeholder keeps fstat consistent).
+ * Design: docs/design.md#sockets-are-routed-at-bindconnect-over-a-real-kernel-socket
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -194,8 +192,8 @@ static int sin_of(const struct sockaddr *addr, socklen_t len, struct sockaddr_in
 /* bind(0.0.0.0:0): a port free on both sides. The stack picks it (its
  * ephemeral range is the kernel's, stack.c) and the kernel socket takes
  * the same; if the kernel holds that one, the stack picks its next.
- * Rejected: the kernel's pick for both (the stack may hold it: EADDRINUSE
- * while ports are free). Returns 0 or -1 (errno). */
+ * Returns 0 or -1 (errno). Design:
+ * docs/design.md#bind-to-port-0-takes-a-port-free-on-both-sides */
 static int bind_any_ephemeral(struct sock_file *sf, int fd, struct sockaddr_in sin)
 {
     for (unsigned tries = 0; tries <= 65535; tries++) {

@@ -1,11 +1,23 @@
 /*
  * sock_io.c - the read and write families on a stack socket (all arrive as
- * recvmsg / sendmsg, read and write as
- * their own one-entry calls, see fd_ops.h): blocking, timeouts, MSG_DONTWAIT,
+ * recvmsg / sendmsg, read and write as their own one-entry calls, see
+ * fd_ops.h): blocking, timeouts, MSG_DONTWAIT,
  * MSG_WAITALL, MSG_NOSIGNAL and SIGPIPE. The bytes themselves move in the
  * sock layer (lsock_recv / lsock_send); the caller's iovec array is checked
  * and walked by posix/iov.c (up to IOV_MAX entries, like Linux, no copy).
- *
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "common/stack_loop.h"
+#include "event/event.h"
+#include "posix/iov.h"
+#include "posix/sock_fd_priv.h"
+#include "runtime/runtime.h"
+#include "sock/lsock.h"
+
+/*
  * A call hands the sock layer one run of entries at a time (iov_cur_next)
  * and goes on to the next run when the previous one was done in full: a
  * non-blocking writev queues as much as fits across all its entries and
@@ -31,16 +43,6 @@
  * (sock_fd_ops or sock_ring_fd_ops, chosen when the socket is made) picks
  * the entry points: no mode is tested per call.
  */
-#include <signal.h>
-#include <string.h>
-#include <sys/epoll.h>
-
-#include "common/stack_loop.h"
-#include "event/event.h"
-#include "posix/iov.h"
-#include "posix/sock_fd_priv.h"
-#include "runtime/runtime.h"
-#include "sock/lsock.h"
 
 /* How one step of a read or write moves bytes (see the top). recv: with
  * stop, a queue with nothing readable answers -EAGAIN before a pending error

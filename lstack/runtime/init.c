@@ -1,20 +1,9 @@
 /*
- * init.c - start the stack on first use, and stop it at exit.
- *
- * The stack starts lazily, on the first AF_INET stream socket() of a bound
- * process: after `daemonize yes` has forked, so the daemon (not its parent)
- * owns DPDK. Steps: read lstack.conf, load the DPDK side, EAL (which restores
- * our CPU affinity and signal mask), port, stack. A failure says why on
- * stderr and syslog; then the init_fail policy decides: "kernel" keeps the
- * process on the kernel stack (loudly, once), "exit" stops it with that
- * message (the user asked for it). The policy is $LSTACK_INIT_FAIL when set
- * (a bad value is a configuration error of its own), else the file's
- * init_fail, also when the file itself is the failure: a file with errors
- * still gives the init_fail of a line that parsed (lstack_conf_load); one
- * that cannot be read gives the default, "kernel".
- *
- * Rejected: a library constructor (Gazelle's way: DPDK would be shared with
- * every fork, and `daemonize yes` would break).
+ * init.c - start the stack on first use (the first AF_INET stream socket()
+ * of a bound process, after `daemonize yes` has forked), and stop it at
+ * exit. A failure says why and follows init_fail: "kernel" carries on on
+ * the kernel stack, "exit" stops the process. Called by the runtime.
+ * Design: docs/design.md#lstack-starts-at-the-first-call-not-in-a-constructor
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +18,20 @@
 #include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
 #include "stack/stack.h"
+
+/*
+ * The stack starts lazily, on the first AF_INET stream socket() of a bound
+ * process: after `daemonize yes` has forked, so the daemon (not its parent)
+ * owns DPDK. Steps: read lstack.conf, load the DPDK side, EAL (which restores
+ * our CPU affinity and signal mask), port, stack. A failure says why on
+ * stderr and syslog; then the init_fail policy decides: "kernel" keeps the
+ * process on the kernel stack (loudly, once), "exit" stops it with that
+ * message (the user asked for it). The policy is $LSTACK_INIT_FAIL when set
+ * (a bad value is a configuration error of its own), else the file's
+ * init_fail, also when the file itself is the failure: a file with errors
+ * still gives the init_fail of a line that parsed (lstack_conf_load); one
+ * that cannot be read gives the default, "kernel".
+ */
 
 /* How long the stack keeps running at exit for the last FINs to leave. */
 #define EXIT_LINGER_MS 20

@@ -4,17 +4,6 @@
  * that start and stop with them, fork. Each stack's lock, poll and sleep
  * are its context's (common/stack_loop.h), reached through its sockets.
  *
- * States:
- *   RT_PASSIVE  not bound (GAZELLE_BIND_PROCNAME is not this executable), or
- *               init failed with init_fail = "kernel", or a forked child:
- *               every call goes to libc.
- *   RT_UNINIT   bound, stack not started yet (it starts on the first AF_INET
- *               stream socket(): lazily, so `daemonize yes` forks first).
- *   RT_INIT     starting: calls from any thread go to libc (EAL's threads).
- *   RT_READY    the stack runs; AF_INET stream sockets may live on it.
- * A forked child is RT_PASSIVE with rt_is_child() true: it never touches
- * DPDK or lwIP; closing an inherited stack fd only drops its own view.
- *
  * Threads: rt_state is a plain read (any thread). Everything that touches a
  * stack (lsock_*, stack_*) runs under the lock of that stack's context,
  * which every socket knows (lsock_loop, common/stack_loop.h), except
@@ -25,6 +14,19 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/*
+ * States:
+ *   RT_PASSIVE  not bound (GAZELLE_BIND_PROCNAME is not this executable), or
+ *               init failed with init_fail = "kernel", or a forked child:
+ *               every call goes to libc.
+ *   RT_UNINIT   bound, stack not started yet (it starts on the first AF_INET
+ *               stream socket(): lazily, so `daemonize yes` forks first).
+ *   RT_INIT     starting: calls from any thread go to libc (EAL's threads).
+ *   RT_READY    the stack runs; AF_INET stream sockets may live on it.
+ * A forked child is RT_PASSIVE with rt_is_child() true: it never touches
+ * DPDK or lwIP; closing an inherited stack fd only drops its own view.
+ */
 
 struct stack;
 
@@ -83,7 +85,7 @@ bool rt_is_child(void);
 
 /* What other parts of the preload do when the stack starts and stops,
  * registered (from their constructors) rather than called by the runtime,
- * which knows none of them: the control socket (ctl/ctl_rt.c), the
+ * which knows none of them: the control socket (ctl/ctl_preload.c), the
  * sockets still open at exit (posix/sock_fd.c). Each member may be NULL.
  *  starting      just before the stack starts, on the thread that starts it;
  *  start_failed  it did not start;

@@ -9,6 +9,7 @@
  *
  * A forked child never sleeps on its parent's wake-up (it would clear the
  * parent's word): it never reaches a loop (runtime.h: RT_PASSIVE).
+ * Design: docs/design.md#the-low-power-wake-up-goes-through-the-runtime
  */
 #include <errno.h>
 

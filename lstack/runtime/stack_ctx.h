@@ -3,7 +3,22 @@
  * the layers above see (struct stack_loop, common/stack_loop.h, first) and
  * what only the runtime sees of it. Runtime-private (runtime/ files and
  * the mode files).
- *
+ * Design: docs/design.md#one-lock-per-stack-a-thread-holds-one-at-a-time
+ * Design: docs/design.md#the-stack_thread_mode-is-a-table-chosen-once
+ */
+#ifndef LSTACK_STACK_CTX_H
+#define LSTACK_STACK_CTX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/futex_lock.h"
+#include "common/stack_loop.h"
+#include "stack/round_acct.h"
+
+/*
  * A context holds one lwIP instance (struct stack), the NIC queue it polls
  * (queue i of the port for stack i: several in run-to-wakeup with several
  * num_cpus CPUs), its own lock (no two contexts share one: their rounds
@@ -21,23 +36,7 @@
  * modes, except run-to-wakeup's reads and writes, which go through the
  * sockets' rings without it (sock/tcp_ring.c); they never poll in
  * run-to-wakeup.
- *
- * Rejected: a mode flag tested on the paths (run-to-completion's hot path
- * would pay for run-to-wakeup: the table is chosen once at start); the lock
- * inside struct stack (the lwIP side would own threading it does not know);
- * one lock for every context (docs/design.md).
  */
-#ifndef LSTACK_STACK_CTX_H
-#define LSTACK_STACK_CTX_H
-
-#include <pthread.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "common/futex_lock.h"
-#include "common/stack_loop.h"
-#include "stack/round_acct.h"
 
 struct stack;
 struct stack_ctx;
@@ -87,7 +86,6 @@ struct stack_ctx {
     bool thread_started;
     int stop;                         /* atomic: the stack thread ends */
     uint64_t seen_changes;            /* lsock_changes at the last wake-up */
-    long idle_step_ns;                /* an idle thread's timed step (rtw_idle.h); 0: yields only */
     struct rt_sleeper *sleepers;      /* under mu */
     int waking;                       /* atomic: the stack thread is writing wake fds it
                                        * took off sleepers, after unlocking mu */

@@ -2,24 +2,18 @@
  * lsock.h - a TCP socket on a stack, over lwIP's raw TCP API, as the POSIX
  * layer sees it. No lwIP or DPDK type crosses this header.
  *
- * Every function here is non-blocking: blocking, timeouts and errno belong
- * to the POSIX layer. Functions return >= 0 on success and a negative errno
- * value on failure (-EAGAIN, -ECONNRESET, ...), translated from lwIP's err_t
- * in one table (sock/errmap.c). They preserve errno.
- *
- * Threads: all calls on sockets of one stack must be serialised by the
- * caller (the lock of the stack's context: lsock_loop); the lwIP callbacks
- * run inside stack_poll, under the same lock. Stacks share no lock: no
- * call on a socket of one stack touches another stack (a listener's copies
- * talk to it through lock-free lists, tcp_listen_copy.c). Exceptions:
- * lsock_ring_recv and lsock_ring_send (run-to-wakeup's rings, at the end),
- * lsock_hold / lsock_release, lsock_loop, which any thread calls without
- * the lock.
- *
- * Memory: an lsock is owned by the POSIX layer from lsock_new/lsock_accept
- * until lsock_close, which releases it (the lwIP connection may live on in
- * lwIP, e.g. in TIME_WAIT, but no longer refers to the lsock); lsock_hold
- * keeps its memory past that.
+ * Non-blocking (blocking, timeouts and errno belong to the POSIX layer):
+ * functions return >= 0 or a negative errno (-EAGAIN, -ECONNRESET, ...;
+ * lwIP's err_t mapped in sock/errmap.c) and preserve errno.
+ * Threads: calls on one stack's sockets are serialised by the caller (the
+ * lock of the stack's context: lsock_loop); lwIP callbacks run inside
+ * stack_poll under it. Stacks share no lock: no call on one stack's socket
+ * touches another stack (a listener's copies reach it through lock-free
+ * lists). Without a lock: lsock_ring_recv / lsock_ring_send
+ * (run-to-wakeup), lsock_hold / lsock_release, lsock_loop.
+ * Memory: the POSIX layer owns an lsock from lsock_new / lsock_accept to
+ * lsock_close (lwIP may keep the connection, e.g. in TIME_WAIT, without
+ * it); lsock_hold keeps its memory past that.
  */
 #ifndef LSTACK_LSOCK_H
 #define LSTACK_LSOCK_H
@@ -72,9 +66,7 @@ uint32_t lsock_events_told(const struct lsock *s);
  * other than lsock_events, lsock_events_told and lsock_nread; it should
  * only note the item for a later check (it runs several times per segment).
  *
- * Rejected: a direct call from the sock layer into the event layer
- * (lsock_changed, until 2026-12): the sock layer then depended on epoll,
- * and every user of sockets without epoll (tests, tools) had to stub it. */
+ * Design: docs/design.md#sockets-tell-their-watchers-not-the-event-layer */
 struct lsock_watcher {
     void (*changed)(struct lsock_watcher *w);
     struct lsock_watcher *next;

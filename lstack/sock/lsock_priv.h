@@ -9,16 +9,6 @@
  * lwipopts.h lets <netinet/tcp.h> and lwIP's headers share a file); here the
  * pcb and pbufs stay opaque pointers (sockopt.c sees no lwIP type). No
  * other layer includes it: they use lsock.h.
- *
- * State model (mirrors Linux's sk_state / sk_shutdown, see lsock_events):
- *   LS_NEW        no pcb yet (options only stored);
- *   LS_BOUND      pcb bound, lwIP state CLOSED;
- *   LS_LISTEN     listen pcb, accept queue in acc_head;
- *   LS_CONNECTING tcp_connect sent the SYN;
- *   LS_CONNECTED  established (either direction may be shut);
- *   LS_DEAD       the connection (or the attempt) ended: reset, timeout,
- *                 refused, or both FINs exchanged. pcb is NULL; unread data
- *                 stays readable.
  */
 #ifndef LSTACK_LSOCK_PRIV_H
 #define LSTACK_LSOCK_PRIV_H
@@ -30,6 +20,18 @@
 #include "common/spsc.h"
 #include "port/lwip_port.h"
 #include "sock/lsock.h"
+
+/*
+ * State model (mirrors Linux's sk_state / sk_shutdown, see lsock_events):
+ *   LS_NEW        no pcb yet (options only stored);
+ *   LS_BOUND      pcb bound, lwIP state CLOSED;
+ *   LS_LISTEN     listen pcb, accept queue in acc_head;
+ *   LS_CONNECTING tcp_connect sent the SYN;
+ *   LS_CONNECTED  established (either direction may be shut);
+ *   LS_DEAD       the connection (or the attempt) ended: reset, timeout,
+ *                 refused, or both FINs exchanged. pcb is NULL; unread data
+ *                 stays readable.
+ */
 
 struct tcp_pcb;
 struct pbuf;

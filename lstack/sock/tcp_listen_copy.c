@@ -2,16 +2,25 @@
  * tcp_listen_copy.c - a listener on every stack of the process: the socket
  * the application holds listens on its own stack, and a copy of it on each
  * other stack (same address, port, backlog and options) takes the SYNs
- * that reach that stack's queue. Each stack runs under its own lock, so a
- * copy and the listener it copies never touch each other's stack:
+ * that reach that stack's queue; each connection stays on the stack that
+ * accepted it (the stack whose queue its frames reach: lsock_loop of the
+ * accepted socket says which). Each stack runs under its own lock, so a
+ * copy and the listener it copies never touch each other's stack.
+ * Design: docs/design.md#a-listener-has-a-copy-on-every-stack
+ * Design: docs/design.md#a-listeners-copies-hand-their-connections-over-through-a-lock-free-list
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sock/lsock_lwip.h"
+
+/*
  *  - a copy's established connection (tcp_sock.c, on_accept, under the
  *    copy's stack's lock) is pushed on the listener's incoming list (a
  *    lock-free list), and the listener is told from afar (lsock_tell_afar:
  *    its own stack's next round tells its watchers, under its lock);
  *    lsock_accept takes the list into the queue, so accept, EPOLLIN and
- *    poll on that one socket see every stack's connections; each
- *    connection stays on the stack that accepted it (the stack whose queue
- *    its frames reach: lsock_loop of the accepted socket says which);
+ *    poll on that one socket see every stack's connections;
  *  - the copies are made in three steps, each under one stack's lock
  *    (runtime/stacks.c rt_listen_everywhere): what a copy takes, read from
  *    the listener (lsock_listen_spec); the copy made on its stack
@@ -25,10 +34,6 @@
  * own (stackctl shows them with the listener's fd), no watcher (readiness
  * is the listener's), and go when the listener closes.
  */
-#include <errno.h>
-#include <stdlib.h>
-
-#include "sock/lsock_lwip.h"
 
 struct lsock_spec {
     struct lsock *s;           /* the listener, held */

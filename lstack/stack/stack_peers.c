@@ -1,9 +1,28 @@
 /*
  * stack_peers.c - one stack among several in a process, each on its own
- * queue of one port (issue 12): which stack a received frame belongs to,
+ * queue of one port: which stack a received frame belongs to,
  * the handover of frames that reached the wrong queue, and ARP replies
  * shared with every stack.
  *
+ * Threads: no stack touches another's lwIP, so that the rounds of the
+ * group run in parallel, each under its own stack's lock: the owner of a
+ * 4-tuple is read from the stacks' flow directories (stack/flow_dir.h), a
+ * copy for another stack's lwIP goes into its mailbox; the inbox and
+ * outbox of the handover are lock-free (one consumer, many producers).
+ * Design: docs/design.md#several-stacks-on-one-port-share-arp-and-hand-frames-over
+ * Design: docs/design.md#copies-for-another-stacks-lwip-go-to-its-mailbox
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter/frame_flow.h"
+#include "nic/handover.h"
+#include "nic/steer.h"
+#include "stack/flow_dir.h"
+#include "stack/stack_priv.h"
+
+/*
  * Which stack owns a TCP segment: the one whose connection table (lwIP's
  * PCB hash: active and TIME_WAIT connections) holds its 4-tuple; when none
  * does (a SYN to a listener, which every stack has, or a stray segment)
@@ -27,7 +46,7 @@
  * connection takes a port of its stack's part whose replies the NIC puts
  * on its stack's own queue (stack_pick_port; about one port in n
  * qualifies), so its frames need no handover; on an opaque port lwIP picks
- * as before and the handover carries the replies.
+ * its own and the handover carries the replies.
  *
  * ARP: a reply to stack B's request may reach A's queue (a port spreads
  * ARP by its own hash). A gives every other stack a copy (ARP frames are 60
@@ -35,32 +54,13 @@
  * reply any queue received. Requests are not shared: every stack would
  * answer.
  *
- * Threads: no stack touches another's lwIP, so that the rounds of the
- * group run in parallel, each under its own stack's lock. Which stack holds
- * a 4-tuple is read from that stack's flow directory (stack/flow_dir.h: the
- * 4-tuples of its PCB hash, published by its lwIP through a hook, read
- * without its lock); a copy for another stack's lwIP (an ARP reply, a TCP
- * datagram reassembled for its connection) goes into its mailbox (a
- * lock-free list that any stack pushes to and the owner takes whole at the
- * start of its next round, under its own lock); the inbox and outbox of
- * the handover are lock-free too (one consumer, many producers).
- *
- * Rejected: a ring per pair of stacks for ARP (a 60-byte copy is cheaper
- * than a ring hop and a buffer of the port); dropping frames for another
- * stack (the peer retransmits after an RTO); asking the port to steer
- * (af_packet and tap cannot; an RSS NIC's source-port choice,
- * nic_steer_pick_port, makes the handover rare but the lookup still
- * decides). The locking: docs/design.md.
+ * Which stack holds a 4-tuple: that stack's flow directory (the 4-tuples
+ * of its PCB hash, published by its lwIP through a hook, read without its
+ * lock). A copy for another stack's lwIP (an ARP reply, a TCP datagram
+ * reassembled for its connection) goes into its mailbox: a lock-free list
+ * that any stack pushes to and the owner takes whole at the start of its
+ * next round, under its own lock.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "filter/frame_flow.h"
-#include "nic/handover.h"
-#include "nic/steer.h"
-#include "stack/flow_dir.h"
-#include "stack/stack_priv.h"
 
 /* An inbox holds this many frames (several bursts of every other stack). */
 #define PEERS_INBOX_SLOTS 1024u

@@ -54,7 +54,7 @@ struct stack {
     void *upper;
     const struct stack_upper_ops *upper_ops;
 
-    /* issue 12: the other stacks of the process (stack_peers.c); NULL
+    /* the other stacks of the process (stack_peers.c); NULL
      * while this is the only one. */
     struct stack_peers *peers;
 };

@@ -5,6 +5,8 @@
 # port net_af_packet with qpairs=2 (two packet sockets in a fanout group:
 # the kernel's flow hash spreads the clients' connections over the two
 # queues, a hash lstack cannot compute).
+set -u
+
 #  - the log says 2 stacks; in run-to-wakeup threads lstack-stack0 and
 #    lstack-stack1 run (in run-to-completion redis's own thread polls both);
 #  - 64 kernel clients connected at once: each answered, and stackctl shows
@@ -19,7 +21,6 @@
 #    queue: the handover brings them to the connection's stack); the
 #    handover counters are printed;
 #  - SIGTERM: exit status 0.
-set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=rmul
 # shellcheck source=redis_lib.sh

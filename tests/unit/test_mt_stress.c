@@ -4,17 +4,6 @@
  * run-to-wakeup (a stack thread each, their own locks, the data rings) on a
  * memory port split like an RSS NIC, driven through the POSIX layer's fd
  * ops and epoll sets, against a client stack on the other end of the wire.
- *  - an acceptor thread waits in epoll on the listener (copied onto both
- *    stacks) and hands each accepted fd to one of two worker threads;
- *  - each worker waits in an epoll set of its own that holds connections
- *    of both stacks, echoes what it reads and closes the fd at EOF: fds
- *    accepted on one thread are closed on another;
- *  - an opener thread makes sockets (each on the next stack in turn),
- *    connects them out to the client's listener, waits in poll, checks the
- *    echo and closes them;
- *  - client threads connect to the listener, send a request, check the
- *    echo, close; a thread polls the client stack and echoes what reaches
- *    its listener.
  * Every exchange must come back byte-exact and every socket must be closed
  * in the end. Built for the sanitizer passes too (ASan + UBSan, and
  * ThreadSanitizer: -Db_sanitize=thread), which report what goes wrong
@@ -37,7 +26,7 @@
 #include "conf/conf.h"
 #include "event/event.h"
 #include "nic/handover.h"
-#include "nic/mem_rss.h"
+#include "mem_rss.h"
 #include "nic/nic.h"
 #include "posix/epoll_fd.h"
 #include "posix/fd_ops.h"
@@ -49,6 +38,21 @@
 #include "stack/stack.h"
 #include "pair_conf.h"
 #include "tap.h"
+
+/*
+ * The threads:
+ *  - an acceptor thread waits in epoll on the listener (copied onto both
+ *    stacks) and hands each accepted fd to one of two worker threads;
+ *  - each worker waits in an epoll set of its own that holds connections
+ *    of both stacks, echoes what it reads and closes the fd at EOF: fds
+ *    accepted on one thread are closed on another;
+ *  - an opener thread makes sockets (each on the next stack in turn),
+ *    connects them out to the client's listener, waits in poll, checks the
+ *    echo and closes them;
+ *  - client threads connect to the listener, send a request, check the
+ *    echo, close; a thread polls the client stack and echoes what reaches
+ *    its listener.
+ */
 
 enum {
     SRV_PORT = 8000,

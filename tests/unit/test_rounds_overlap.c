@@ -17,6 +17,7 @@
 
 #include "conf/conf.h"
 #include "nic/handover.h"
+#include "mem_nic.h"
 #include "nic/nic.h"
 #include "runtime/runtime_priv.h"
 #include "stack/stack.h"
