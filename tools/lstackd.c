@@ -101,7 +101,7 @@ static void on_stats(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lstackd [-f CONF]\n"
+    fprintf(f, "usage: lstackd [-f CONF] | lstackd --version\n"
                "  Bring one lstack stack up from CONF (default: $%s, else %s)\n"
                "  and serve ARP and ping on it until SIGTERM or SIGINT.\n"
                "  SIGUSR1 prints the counters.\n",
@@ -214,8 +214,16 @@ int main(int argc, char **argv)
 {
     const char *path = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "f:h")) != -1) {
+    static const struct option longopts[] = {
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    while ((opt = getopt_long(argc, argv, "f:hV", longopts, NULL)) != -1) {
         switch (opt) {
+        case 'V':
+            printf("lstackd (lstack %s)\n", LSTACK_VERSION);
+            return 0;
         case 'f':
             path = optarg;
             break;
