@@ -69,9 +69,9 @@ out:
  * into (liblstack.so, lstackd, a test): that object's RPATH,
  * $LD_LIBRARY_PATH, its RUNPATH, the system's directories. An installed
  * object finds it through a RUNPATH relative to itself ($ORIGIN/lstack
- * from liblstack.so); a build tree's objects carry the build directory,
- * which meson takes out at install. Returns the path (env or buf), or NULL
- * with the directories searched in err. */
+ * from liblstack.so); in a build tree the RUNPATH leads to the build's
+ * folder, and meson replaces it at install. Returns the path (env or buf),
+ * or NULL with the directories searched in err. */
 static const char *default_path(char *buf, size_t len, char *err, size_t errlen)
 {
     const char *env = getenv("LSTACK_LWIP_LIB");

@@ -9,18 +9,16 @@
 #    or source tree outside its debugging information;
 #  - /etc/gazelle/lstack.conf has every key commented out: lstack-setup
 #    reports the four mandatory keys missing and nothing else, and the file
-#    with every key uncommented is valid.
+#    with every key uncommented is valid; lstack-setup reads the installed
+#    ltran.conf too.
 set -u
+# shellcheck source=tap.sh
+source "$(dirname "$0")/tap.sh"
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 # shellcheck source=install_lib.sh
 source "$src/tests/package/install_lib.sh"
 inst_tree "$build"
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
 
 want=(
     "$LIBDIR/liblstack.so" "$PRIVDIR/liblstack_lwip.so" "$PRIVDIR/liblstack_dpdk.so" "$PRIVDIR/lstack-setup"
@@ -33,24 +31,24 @@ want=(
 )
 missing=()
 for f in "${want[@]}"; do [[ -f "$DEST$f" ]] || missing+=("$f"); done
-check "every file installed where docs/install.md says (unit dir: ${UNITDIR:-none})" test ${#missing[@]} -eq 0 -a -n "$UNITDIR"
+tap_check "every file installed where docs/install.md says (unit dir: ${UNITDIR:-none})" test ${#missing[@]} -eq 0 -a -n "$UNITDIR"
 [[ ${#missing[@]} -eq 0 ]] || echo "# missing: ${missing[*]}"
 extra=$(cd "$DEST" && find . -type f | sed 's|^\.||' | sort | comm -23 - <(printf '%s\n' "${want[@]}" | sort))
-check "nothing else installed" test -z "$extra"
+tap_check "nothing else installed" test -z "$extra"
 [[ -z "$extra" ]] || echo "$extra" | sed 's/^/# extra: /'
 
 runpath() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p'; }
 rp=$(runpath "$DEST$LIBDIR/liblstack.so")
-check "liblstack.so: RUNPATH \$ORIGIN/lstack (it is '$rp')" test "$rp" = '$ORIGIN/lstack'
+tap_check "liblstack.so: RUNPATH \$ORIGIN/lstack (it is '$rp')" test "$rp" = '$ORIGIN/lstack'
 rp=$(runpath "$DEST$BINDIR/lstackd")
 resolved=$(realpath -m "$DEST$BINDIR/${rp#\$ORIGIN/}")
-check "lstackd: RUNPATH relative to itself, reaching the private directory ('$rp')" \
+tap_check "lstackd: RUNPATH relative to itself, reaching the private directory ('$rp')" \
     test "${rp:0:8}" = '$ORIGIN/' -a "$resolved" = "$DEST$PRIVDIR"
 others=""
 for f in "$BINDIR/stackctl" "$BINDIR/ltran" "$PRIVDIR/liblstack_lwip.so" "$PRIVDIR/liblstack_dpdk.so" "$PRIVDIR/lstack-setup"; do
     [[ -z "$(runpath "$DEST$f")" ]] || others+=" $f"
 done
-check "no other installed program or library has a RUNPATH" test -z "$others"
+tap_check "no other installed program or library has a RUNPATH" test -z "$others"
 [[ -z "$others" ]] || echo "# with a RUNPATH:$others"
 
 # The build and source trees' paths: in no installed file, debugging
@@ -65,16 +63,16 @@ while IFS= read -r -d '' f; do
     if grep -qaF -e "$build" -e "$src" "$scan"; then named+=" ${f#"$DEST"}"; fi
     [[ "$scan" == "$f" ]] || rm -f "$scan"
 done < <(find "$DEST" -type f -print0)
-check "no installed file names the build or the source tree" test -z "$named"
+tap_check "no installed file names the build or the source tree" test -z "$named"
 [[ -z "$named" ]] || echo "# naming them:$named"
 
 conf="$DEST/etc/gazelle/lstack.conf"
 active=$(grep -cv '^[[:space:]]*\(#.*\)\{0,1\}$' "$conf")
-check "/etc/gazelle/lstack.conf: no key set ($active active lines)" test "$active" -eq 0
+tap_check "/etc/gazelle/lstack.conf: no key set ($active active lines)" test "$active" -eq 0
 keys=$(sed -n 's/^LSTACK_CONF_KEY(\([a-z0-9_]*\),.*/\1/p' "$src/lstack/conf/conf_keys.def")
 absent=""
 for k in $keys; do grep -q "^# $k = " "$conf" || absent+=" $k"; done
-check "/etc/gazelle/lstack.conf: every key of the table, commented out" test -n "$keys" -a -z "$absent"
+tap_check "/etc/gazelle/lstack.conf: every key of the table, commented out" test -n "$keys" -a -z "$absent"
 [[ -z "$absent" ]] || echo "# absent:$absent"
 setup="$DEST$PRIVDIR/lstack-setup"
 out=$("$setup" -n -c "$conf" 2>&1)
@@ -82,15 +80,22 @@ rc=$?
 want_missing=$(printf '%s\n' dpdk_args gateway_addr host_addr mask_addr)
 got_missing=$(sed -n "s/.*missing mandatory key '\([a-z_]*\)'.*/\1/p" <<<"$out" | sort)
 lines=$(grep -c . <<<"$out")
-check "as installed: lstack-setup says the 4 mandatory keys are missing, nothing else, status 1" \
+tap_check "as installed: lstack-setup says the 4 mandatory keys are missing, nothing else, status 1" \
     test "$rc" -eq 1 -a "$got_missing" = "$want_missing" -a "$lines" -eq 4
 [[ "$rc" -eq 1 && "$got_missing" == "$want_missing" && "$lines" -eq 4 ]] || sed 's/^/# /' <<<"$out"
 all="$DEST/all.conf"
 sed 's/^# \([a-z_0-9]* = \)/\1/' "$conf" >"$all"
 out=$("$setup" -n -c "$all" 2>&1)
 rc=$?
-check "every key uncommented: a valid file (lstack-setup -n: status $rc)" test "$rc" -eq 0
+tap_check "every key uncommented: a valid file (lstack-setup -n: status $rc)" test "$rc" -eq 0
 [[ "$rc" -eq 0 ]] || sed 's/^/# /' <<<"$out"
 
-echo "1..$n"
-exit $((fails > 0))
+out=$("$setup" -n -t "$DEST/etc/gazelle/ltran.conf" 2>&1)
+rc=$?
+if [[ "$rc" -eq 0 ]] && grep -q "ltran.conf: needs [0-9]* hugepages" <<<"$out"; then
+    tap_ok "the installed ltran.conf: lstack-setup -n -t reads it and says what it needs"
+else
+    tap_not_ok "the installed ltran.conf: lstack-setup -n -t reads it and says what it needs (status $rc)"
+    sed 's/^/# /' <<<"$out"
+fi
+tap_end

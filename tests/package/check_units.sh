@@ -6,16 +6,14 @@
 # machine's own units beside them, so that the programs they run and the
 # manual pages they name are the installed ones.
 set -u
+# shellcheck source=tap.sh
+source "$(dirname "$0")/tap.sh"
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 command -v systemd-analyze >/dev/null || { echo "1..0 # SKIP systemd-analyze not installed"; exit 0; }
 # shellcheck source=install_lib.sh
 source "$src/tests/package/install_lib.sh"
 inst_tree "$build"
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
 
 for d in /lib/systemd/system /usr/lib/systemd/system; do
     [[ -d "$d" ]] && cp -a --no-clobber "$d/." "$DEST$UNITDIR/"
@@ -25,7 +23,7 @@ verify() { # verify NAME UNIT...
     shift
     out=$(MANPATH="$DEST$MANDIR:" systemd-analyze --root="$DEST" verify "$@" 2>&1)
     rc=$?
-    if [[ $rc -eq 0 && -z "$out" ]]; then ok "$what"; else not_ok "$what (status $rc)"; sed 's/^/# /' <<<"$out"; fi
+    if [[ $rc -eq 0 && -z "$out" ]]; then tap_ok "$what"; else tap_not_ok "$what (status $rc)"; sed 's/^/# /' <<<"$out"; fi
 }
 # The Redis units run Debian's redis-server: the machine's, in the root.
 if [[ -x /usr/bin/redis-server ]]; then
@@ -43,9 +41,8 @@ if [[ -f "$DEST$UNITDIR/redis-server.service" && -x /usr/bin/redis-server ]]; th
     # The drop-in is read: a key systemd does not know in it is reported.
     echo "NoSuchKey=1" >>"$DEST/etc/systemd/system/redis-server.service.d/lstack.conf"
     out=$(MANPATH="$DEST$MANDIR:" systemd-analyze --root="$DEST" verify redis-server.service 2>&1)
-    if grep -q NoSuchKey <<<"$out"; then ok "the drop-in is what was verified"; else not_ok "the drop-in is what was verified"; fi
+    if grep -q NoSuchKey <<<"$out"; then tap_ok "the drop-in is what was verified"; else tap_not_ok "the drop-in is what was verified"; fi
 else
-    echo "ok $((n += 1)) - # SKIP Debian's redis-server.service not installed"
+    tap_ok "# SKIP Debian's redis-server.service not installed"
 fi
-echo "1..$n"
-exit $((fails > 0))
+tap_end

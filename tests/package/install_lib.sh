@@ -1,9 +1,9 @@
 # shellcheck shell=bash
 # Sourced by the install tests: `meson install --destdir` of a build into a
 # temporary root, and where the build's options put each kind of file.
-#   inst_tree BUILD_DIR   sets DEST (removed at exit), PREFIX, LIBDIR,
-#                         PRIVDIR, BINDIR, MANDIR, DATADIR (absolute, as
-#                         installed, without DEST) and UNITDIR
+#   inst_tree BUILD_DIR   sets DEST (removed at exit), LIBDIR, PRIVDIR,
+#                         BINDIR, MANDIR, DATADIR and UNITDIR (absolute, as
+#                         installed, without DEST)
 inst_tree() {
     local build=$1 opts
     DEST=$(mktemp -d "${TMPDIR:-/tmp}/lstack-install.XXXXXX")
@@ -20,8 +20,11 @@ import json, sys
 o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
 p = o["prefix"]
 full = lambda d: d if d.startswith("/") else p + "/" + d
-print(p, full(o["libdir"]), full(o["bindir"]), full(o["mandir"]), full(o["datadir"]))')
-    read -r PREFIX LIBDIR BINDIR MANDIR DATADIR <<<"$opts"
+print(full(o["libdir"]), full(o["bindir"]), full(o["mandir"]), full(o["datadir"]))')
+    # shellcheck disable=SC2034 # read by the tests that source this file
+    read -r LIBDIR BINDIR MANDIR DATADIR <<<"$opts"
+    # shellcheck disable=SC2034
     PRIVDIR="$LIBDIR/lstack"
+    # shellcheck disable=SC2034
     UNITDIR=$(cd "$DEST" && find . -name ltran.service -path '*/systemd/system/*' | sed 's|^\.||; s|/ltran.service$||')
 }

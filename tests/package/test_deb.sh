@@ -21,6 +21,7 @@
 set -u
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
+# shellcheck disable=SC2034 # read by common.sh: the bed's name
 T_NAME=deb
 # shellcheck source=../system/common.sh
 source "$src/tests/system/common.sh"
@@ -92,7 +93,7 @@ if [[ ! -s "$base" ]]; then
     debootstrap --variant=minbase --include=redis-server "$codename" "$T_WORK/boot" "$mirror" >"$T_WORK/debootstrap.log" 2>&1 ||
         { tail -n 20 "$T_WORK/debootstrap.log"; t_fail "debootstrap failed (log above)"; }
     tar -C "$T_WORK/boot" -cf "$base.tmp" . && mv "$base.tmp" "$base" || t_fail "cannot write $base"
-    rm -rf "$T_WORK/boot"
+    rm -rf --one-file-system "${T_WORK:?}/boot"
 fi
 mkdir -p "$ROOT"
 tar -C "$ROOT" -xf "$base" || t_fail "cannot unpack $base"

@@ -8,6 +8,8 @@
 #    (init_fail = "exit": a failure would stop it) and the dynamic loader
 #    takes liblstack_dpdk.so from the installed private directory.
 set -u
+# shellcheck source=tap.sh
+source "$(dirname "$0")/tap.sh"
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 [[ $(id -u) -eq 0 ]] || { echo "1..0 # SKIP needs root (DPDK)"; exit 0; }
@@ -16,10 +18,6 @@ source "$src/tests/package/install_lib.sh"
 inst_tree "$build"
 unset LSTACK_LWIP_LIB LSTACK_DPDK_LIB LD_LIBRARY_PATH
 export LSTACK_RUN_DIR="$DEST/run"
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
 conf="$DEST/null.conf"
 cat >"$conf" <<CONF
 dpdk_args = ["--no-huge", "-m", "64", "--no-pci", "--no-shconf", "-l", "0", "--vdev=net_null0"];
@@ -39,30 +37,29 @@ for ((i = 0; i < 100; i++)); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
 done
-if grep -q '^lstackd: ready' "$log"; then ok "the installed lstackd starts its stack"; else
-    not_ok "the installed lstackd starts its stack"
+if grep -q '^lstackd: ready' "$log"; then tap_ok "the installed lstackd starts its stack"; else
+    tap_not_ok "the installed lstackd starts its stack"
     sed 's/^/# /' "$log"
 fi
 kill -TERM "$pid" 2>/dev/null
 wait "$pid"
 rc=$?
-if [[ $rc -eq 0 ]]; then ok "and stops on SIGTERM (status 0)"; else not_ok "and stops on SIGTERM (status $rc)"; fi
+if [[ $rc -eq 0 ]]; then tap_ok "and stops on SIGTERM (status 0)"; else tap_not_ok "and stops on SIGTERM (status $rc)"; fi
 
 out=$(LD_DEBUG=libs LD_PRELOAD="$DEST$LIBDIR/liblstack.so" GAZELLE_BIND_PROCNAME=preload_probe \
     LSTACK_CONF_PATH="$conf" "$build/tests/unit/preload_probe" 2>&1)
 rc=$?
 if [[ $rc -eq 0 ]] && grep -q "loopback ok" <<<"$out" && ! grep -q "acceleration is OFF" <<<"$out"; then
-    ok "a program under the installed liblstack.so starts its stack and works"
+    tap_ok "a program under the installed liblstack.so starts its stack and works"
 else
-    not_ok "a program under the installed liblstack.so starts its stack and works (status $rc)"
+    tap_not_ok "a program under the installed liblstack.so starts its stack and works (status $rc)"
     grep -v 'LD_DEBUG\|^ *[0-9]*:' <<<"$out" | sed 's/^/# /'
 fi
 want="$DEST$PRIVDIR/liblstack_dpdk.so"
 if grep -q "trying file=$want\$" <<<"$out" && grep -q "RUNPATH from file $DEST$LIBDIR/liblstack.so" <<<"$out"; then
-    ok "liblstack_dpdk.so comes from the private directory, through liblstack.so's RUNPATH"
+    tap_ok "liblstack_dpdk.so comes from the private directory, through liblstack.so's RUNPATH"
 else
-    not_ok "liblstack_dpdk.so comes from the private directory, through liblstack.so's RUNPATH"
+    tap_not_ok "liblstack_dpdk.so comes from the private directory, through liblstack.so's RUNPATH"
     grep 'liblstack_dpdk\|RUNPATH' <<<"$out" | sed 's/^/# /'
 fi
-echo "1..$n"
-exit $((fails > 0))
+tap_end
