@@ -10,8 +10,9 @@
 # runs; the .deb, .changes and .buildinfo land in OUTDIR, the build log in
 # OUTDIR/build.log, lintian's report in OUTDIR/lintian.log. Exit status 1
 # when the build fails or lintian reports an error.
-# DEB_BUILD_OPTIONS defaults to "nocheck" (debian/rules runs the unit suite
-# otherwise; scripts/test.sh runs it on the tree anyway).
+# DEB_BUILD_OPTIONS, when unset, is "nocheck": scripts/test.sh runs every
+# suite on the tree; set it (even empty) and debian/rules runs the install
+# suite (manual pages, installed tree, units, version) in the package build.
 # Needs debhelper and lintian (scripts/install-deps.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,7 @@ mkdir -p "$src/subprojects"
 cp -a subprojects/lwip "$src/subprojects/"
 
 echo "build-deb: dpkg-buildpackage -b -us -uc in $src (log: $out/build.log)"
-if ! (cd "$src" && DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-nocheck}" dpkg-buildpackage -b -us -uc) >"$out/build.log" 2>&1; then
+if ! (cd "$src" && DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS-nocheck}" dpkg-buildpackage -b -us -uc) >"$out/build.log" 2>&1; then
     tail -n 40 "$out/build.log"
     echo "build-deb: FAIL: dpkg-buildpackage (log: $out/build.log)" >&2
     exit 1

@@ -12,7 +12,8 @@
  *   lstackd: stats k=v ...                             (on SIGUSR1)
  *   lstackd: stopped                                   (after SIGTERM/SIGINT)
  * Exit status 0 after a clean stop, 1 when the config or the bring-up fails
- * (the reason on stderr), 2 on a usage error.
+ * (the reason on stderr), 2 on a usage error. --version prints lstack's
+ * version and exits 0.
  *
  * It serves the same control socket as the preload (lstack/ctl, stackctl):
  * the poll loop holds poll_mu around each round and hands it over at once
