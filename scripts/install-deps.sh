@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh --check  only report; exit 1 if something is missing
 #
 # Idempotent: asks dpkg first and runs apt-get only when a package is missing.
-#
+set -euo pipefail
+
 # Notes on the list:
 #  - libdpdk-dev depends on the PMD libraries, among them the two the test
 #    bed uses, librte-net-af-packet23 (tests) and librte-net-af-xdp23 (demo,
@@ -20,7 +21,6 @@
 #    source package, which scripts/fetch-lwip.sh fetches (last step below).
 #  - systemd: for systemd-analyze (the units' test) and systemd.pc; nothing
 #    here needs it running.
-set -euo pipefail
 
 PACKAGES=(
     # build
