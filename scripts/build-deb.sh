@@ -11,8 +11,8 @@
 # OUTDIR/build.log, lintian's report in OUTDIR/lintian.log. Exit status 1
 # when the build fails or lintian reports an error.
 # DEB_BUILD_OPTIONS, when unset, is "nocheck": scripts/test.sh runs every
-# suite on the tree; set it (even empty) and debian/rules runs the install
-# suite (manual pages, installed tree, units, version) in the package build.
+# suite on the tree; set it (even empty) and debian/rules runs the unit and
+# install suites in the package build.
 # Needs debhelper and lintian (scripts/install-deps.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
