@@ -152,6 +152,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * 150 ms up to 6 s between probes (Linux backs off from the RTO, 200 ms,
  * up to 120 s). */
 #define TCP_TMR_INTERVAL 25
+#define LSTACK_TCP_TICK_MS (2 * TCP_TMR_INTERVAL) /* that tick: lwIP's TCP_SLOW_INTERVAL */
 #define LSTACK_TCP_RTO_MIN_MS 200
 #define LSTACK_TCP_RTO_INIT_MS 1000
 /* Loss recovery of the sender (patch 0010, docs/reliability.md): the
