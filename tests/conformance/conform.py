@@ -146,6 +146,14 @@ class Agent:
             self.read_some()
             self.dead = self.dead or "gone"
 
+    def kill(self, why):
+        """End a stuck agent (its pid is the agent's own: ip netns exec
+        and env exec it); the next scenario starts a new one."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.dead = "killed: " + why
+
     def stop(self):
         if self.proc and self.proc.poll() is None:
             try:
@@ -218,19 +226,11 @@ class Run:
                 self.accept_frame(f)
             self.agent.read_some()
             left = until - now()
-            if left <= 0 or self.agent.lines or (on_frame and self.rxq):
+            if left <= 0 or (self.agent.lines and not self.pending) or (on_frame and self.rxq):
                 return
             if self.agent.dead:
                 raise Fail("agent %s died: %s" % (self.agent.name, self.agent.dead))
             select.select([self.r.wire, self.agent], [], [], min(left, 0.05))
-
-    def pump_frames(self, until):
-        """Frames only (an agent answer is waiting): until one came or `until`."""
-        while not self.rxq and now() < until:
-            for f in self.r.wire.drain():
-                self.accept_frame(f)
-            if not self.rxq:
-                select.select([self.r.wire], [], [], max(0, min(until - now(), 0.05)))
 
     def accept_frame(self, f):
         if f.ip_src != self.agent.ip or f.ip_dst != PEER_IP:
@@ -337,10 +337,6 @@ class Run:
             self.pump(deadline, on_frame=True)
             if self.agent.lines and not self.pending:
                 raise Fail("agent %s said %r unasked" % (self.agent.name, self.agent.lines.pop(0)))
-            if self.agent.lines:
-                # the blocking call returned meanwhile: its answer waits
-                # for finish_pending; keep receiving frames
-                self.pump_frames(deadline)
         if not self.rxq:
             self.fail(ev, "nothing by +%.3f s" % self.rel(deadline))
         f = self.rxq.pop(0)
@@ -531,7 +527,8 @@ class Run:
         deadline = start + (ev.when.ret or 0) + max(self.tol, 0) + 10
         while not self.agent.lines:
             if now() > deadline:
-                self.fail(ev, "no answer from the agent in %.0f s" % (deadline - start))
+                self.agent.kill("stuck in `%s`" % ev.line)
+                self.fail(ev, "no answer from the agent in %.0f s (restarted)" % (deadline - start))
             if self.agent.dead:
                 self.check_result(ev, "died " + self.agent.dead)
                 return
@@ -651,6 +648,14 @@ class Runner:
     def start(self):
         for a in self.agents.values():
             a.start()
+
+    def kill(self, why):
+        """End a stuck agent (its pid is the agent's own: ip netns exec
+        and env exec it); the next scenario starts a new one."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.dead = "killed: " + why
 
     def stop(self):
         for a in self.agents.values():
