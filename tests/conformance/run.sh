@@ -45,6 +45,7 @@ mac=$(tb_mac "$TB_NS_SRV" "$TB_IF_SRV")
 rc=0
 ip netns exec "$TB_NS_CLI" python3 "$HERE/conform.py" --iface "$TB_IF_CLI" --target-mac "$mac" \
     --linux "ip netns exec $TB_NS_SRV $AGENT" --linux-ip "$TB_IP_KERNEL" \
+    --linux-after "ip netns exec $TB_NS_SRV ip route flush cache" \
     --lstack "ip netns exec $TB_NS_SRV env LD_PRELOAD=$PRELOAD GAZELLE_BIND_PROCNAME=conform_agent LSTACK_CONF_PATH=$T_WORK/lstack.conf $AGENT" \
     --lstack-ip "$TB_IP_STACK" --logdir "$T_WORK" "$@" || rc=$?
 if ((rc != 0)); then

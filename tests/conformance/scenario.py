@@ -50,6 +50,7 @@ class Event:
         self.flow = 1
         # send/expect
         self.flags = 0
+        self.psh_any = False
         self.seq = self.end = 0
         self.ack = None
         self.win = None  # None: unchecked (expect) / default (send); ("==", n) (">=", n) ("<=", n) or ANY
@@ -154,7 +155,11 @@ def parse_segment(ev, rest, direction):
     m = re.match(r"\s*(\S+)\s+(\d+):(\d+)\((\d+)\)(.*)$", rest)
     if not m:
         raise ValueError("expected 'FLAGS START:END(LEN) ...'")
-    ev.flags = parse_flags(m.group(1))
+    fl = m.group(1)
+    if "p" in fl:  # "p": PSH either way (where it falls is the sender's choice)
+        ev.psh_any = True
+        fl = fl.replace("p", "") or "."
+    ev.flags = parse_flags(fl)
     ev.seq, ev.end, ln = int(m.group(2)), int(m.group(3)), int(m.group(4))
     if ev.end - ev.seq != ln:
         raise ValueError("%d:%d is not %d bytes" % (ev.seq, ev.end, ln))
