@@ -9,6 +9,7 @@
  * socket that lives only on the stack answers from the lsock alone.
  */
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -136,6 +137,22 @@ int sock_ioctl(struct fd_entry *e, int fd, unsigned long req, void *arg)
         }
         rt_lock();
         *(int *)arg = (int)lsock_nread(sf->ls);
+        rt_unlock();
+        return 0;
+    case SIOCOUTQ:
+    case SIOCOUTQNSD:
+        if (sock_child_refuses())
+            return -1;
+        if (arg == NULL) {
+            errno = EFAULT;
+            return -1;
+        }
+        if (lsock_is_listener(sf->ls)) {
+            errno = EINVAL; /* as Linux */
+            return -1;
+        }
+        rt_lock();
+        *(int *)arg = (int)lsock_nwrite(sf->ls, req == SIOCOUTQNSD);
         rt_unlock();
         return 0;
     default:

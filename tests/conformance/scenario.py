@@ -78,10 +78,11 @@ class Scenario:
         self.tolerance = None
         self.wait = 2.0
         self.slow = False
+        self.edge_slack = {}  # target (None: both) -> bytes the right edge may move left
         self.events = []
 
     def has_variants(self):
-        return any(e.only == "lstack" for e in self.events)
+        return any(e.only == "lstack" for e in self.events) or "lstack" in self.edge_slack
 
 
 _num = r"[0-9]*\.?[0-9]+"
@@ -223,7 +224,8 @@ def parse_call(ev, rest):
     res = shlex.split(m.group(3))
     if not res:
         raise ValueError("no result after '='")
-    ev.ret = ANY if res[0] == ANY else int(res[0])
+    # "died": the agent is killed by the call (a listed divergence only)
+    ev.ret = ANY if res[0] == ANY else "died" if res[0] == "died" else int(res[0])
     i = 1
     if i < len(res) and re.fullmatch(r"E[A-Z0-9]+", res[i]):
         ev.errno = res[i]
@@ -275,35 +277,50 @@ def parse(path, root):
     name = os.path.relpath(path, root)
     if name.endswith(".pkt"):
         name = name[:-4]
+    with open(path) as f:
+        return parse_lines(f, path, name)
+
+
+def parse_lines(lines, path, name):
+    """A scenario from its lines (parse() for a file; fuzz.py for one it
+    generated)."""
     sc = Scenario(path, name)
     desc = []
     in_head = True
-    with open(path) as f:
-        for lineno, raw in enumerate(f, 1):
-            line = re.split(r"\s#\s", raw, maxsplit=1)[0].rstrip()  # an inline " # comment"
-            if not line.strip():
+    for lineno, raw in enumerate(lines, 1):
+        line = re.split(r"\s#\s", raw, maxsplit=1)[0].rstrip()  # an inline " # comment"
+        if not line.strip():
+            continue
+        s = line.strip()
+        if s.startswith("#"):
+            if in_head:
+                desc.append(s.lstrip("#").strip())
+            continue
+        in_head = False
+        only = None
+        m = re.match(r"\[(linux|lstack)\]\s*(%.*)$", s)
+        if m:
+            only, s = m.group(1), m.group(2)
+        if s.startswith("%"):
+            w = s[1:].split()
+            if w[0] == "edge-slack":
+                sc.edge_slack[only] = int(w[1])
                 continue
-            s = line.strip()
-            if s.startswith("#"):
-                if in_head:
-                    desc.append(s.lstrip("#").strip())
-                continue
-            in_head = False
-            if s.startswith("%"):
-                w = s[1:].split()
-                if w[0] == "tolerance":
-                    sc.tolerance = float(w[1])
-                elif w[0] == "wait":
-                    sc.wait = float(w[1])
-                elif w[0] == "slow":
-                    sc.slow = True
-                else:
-                    raise ScenarioError("%s:%d: unknown directive %r" % (path, lineno, w[0]))
-                continue
-            try:
-                sc.events.append(parse_line(s, lineno))
-            except ValueError as e:
-                raise ScenarioError("%s:%d: %s: %s" % (path, lineno, e, s))
+            if only:
+                raise ScenarioError("%s:%d: only %%edge-slack can be for one target" % (path, lineno))
+            if w[0] == "tolerance":
+                sc.tolerance = float(w[1])
+            elif w[0] == "wait":
+                sc.wait = float(w[1])
+            elif w[0] == "slow":
+                sc.slow = True
+            else:
+                raise ScenarioError("%s:%d: unknown directive %r" % (path, lineno, w[0]))
+            continue
+        try:
+            sc.events.append(parse_line(s, lineno))
+        except ValueError as e:
+            raise ScenarioError("%s:%d: %s: %s" % (path, lineno, e, s))
     sc.description = " ".join(desc)
     if not sc.events:
         raise ScenarioError("%s: no events" % path)
