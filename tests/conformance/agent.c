@@ -16,7 +16,11 @@
  * holds stdin and every socket it has (edge-triggered, events ignored):
  * under the preload in run-to-completion mode that wait is what polls the
  * stack, as an application's event loop does; on the kernel it just
- * sleeps. The scenario's own epoll sets are separate sets.
+ * sleeps. The scenario's own epoll sets are separate sets. Before each
+ * command one more zero-timeout wait on a set that never has events (the
+ * warm listener alone) makes the stack take the frames that arrived
+ * before the command, as the kernel has (its softirq ran when the peer
+ * sent them, before the peer wrote the command).
  *
  * Commands are in cmd_table below. A bad command answers "r -1 EBADMSG
  * why=..." and the agent goes on. Exits at EOF on stdin (status 0).
@@ -60,6 +64,7 @@ struct slot {
 
 static struct slot slots[MAX_SLOTS];
 static int idle_ep = -1;
+static int poll_ep = -1; /* the warm listener alone: a wait on it only polls */
 static struct in_addr local_ip;
 static char out[2 * READ_MAX + 256];
 static unsigned char buf[READ_MAX];
@@ -772,6 +777,12 @@ int main(int argc, char **argv)
         return 1;
     }
     idle_watch(warm);
+    poll_ep = epoll_create1(0);
+    struct epoll_event wev = {.events = EPOLLIN, .data.fd = warm};
+    if (poll_ep < 0 || epoll_ctl(poll_ep, EPOLL_CTL_ADD, warm, &wev) != 0) {
+        perror("conform_agent: epoll");
+        return 1;
+    }
     reply("ready pid=%d", (int)getpid());
 
     static char line[4096];
@@ -794,6 +805,8 @@ int main(int argc, char **argv)
             while ((nl = memchr(line, '\n', have))) {
                 *nl = 0;
                 size_t used = (size_t)(nl - line) + 1;
+                struct epoll_event pev;
+                epoll_wait(poll_ep, &pev, 1, 0); /* take what arrived first */
                 run_line(line);
                 memmove(line, nl + 1, have - used);
                 have -= used;

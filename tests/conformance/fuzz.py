@@ -160,6 +160,10 @@ def main(runner, args):
                 f.write(as_scenario(text, lx[2].answers))
             out.write("not ok - fuzz case %d (seed %d): first divergence at %s: %s\n" % (cs, cs, diff[0], diff[1]))
             out.write("# the case with Linux's answers: %s\n" % path)
+            for target in ("linux", "lstack"):
+                out.write("# trace on %s:\n" % target)
+                for d, x in got[target][2].trace:
+                    out.write("#     %s %s\n" % (d, x))
             out.write("conformance fuzz: %d cases, a divergence at seed %d\n" % (i, cs))
             return 1
     out.write("conformance fuzz: %d cases from seed %d, no divergence\n" % (i, seed))

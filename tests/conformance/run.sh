@@ -49,6 +49,7 @@ ip netns exec "$TB_NS_CLI" python3 "$HERE/conform.py" --iface "$TB_IF_CLI" --tar
     --lstack "ip netns exec $TB_NS_SRV env LD_PRELOAD=$PRELOAD GAZELLE_BIND_PROCNAME=conform_agent LSTACK_CONF_PATH=$T_WORK/lstack.conf $AGENT" \
     --lstack-ip "$TB_IP_STACK" --logdir "$T_WORK" "$@" || rc=$?
 if ((rc != 0)); then
+    T_KEEP_LOG=1 # the agents' logs and a fuzz case stay for a person to look at
     for f in "$T_WORK"/agent-*.log; do
         [[ -s "$f" ]] || continue
         echo "--- $(basename "$f") (last 20 lines) ---"
