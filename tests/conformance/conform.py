@@ -709,8 +709,6 @@ class Runner:
         except Fail as e:
             ok, msg = False, str(e)
         dt = now() - t
-        run.trace = [(d, "%s (+%.3f)" % (run.describe(x), run.rel(x.time))) if isinstance(x, pkt.Frame) else (d, x)
-                     for d, x in run.trace]
         if target == "linux" and self.args.linux_after:
             # what the kernel learnt (a path MTU) must not reach the next scenario
             subprocess.run(shlex.split(self.args.linux_after), check=False)
@@ -722,6 +720,8 @@ class Runner:
             while not agent.lines and not agent.dead and now() < end:
                 run.pump(min(end, now() + 0.2))
             agent.lines.clear()
+        run.trace = [(d, "%s (+%.3f)" % (run.describe(x), run.rel(x.time))) if isinstance(x, pkt.Frame) else (d, x)
+                     for d, x in run.trace]
         if lenient:
             return ok, msg, run.trace, dt, run
         return ok, msg, run.trace, dt

@@ -12,7 +12,8 @@ sees is: each call's result, errno and the bytes read. The first case
 where they differ is reported with its seed and written out as a scenario
 file (Linux's answers as its expected results) in the log directory, ready
 to become a scenario of the suite. What DIVERGENCES.md lists is left out:
-URG, a zero window, more data than lwIP's initial window.
+URG, a zero window, more data than lwIP's initial window, Nagle
+(TCP_NODELAY is on), an ACK below the first byte sent.
 
 Seeds: case i of a run uses seed + i; CI uses a fixed seed (the same cases
 every run), a person a random one (printed) or --seed N to replay.
@@ -34,6 +35,7 @@ PREFIX = """%tolerance 0.2
 +0   < . 1:1(0) ack 1 win 512
 +0   accept(s, a) = 0
 +0   nonblock(a) = 0
++0   setsockopt(a, TCP_NODELAY, 1) = 0
 """
 
 SETTLE = "+0.03"
@@ -65,7 +67,7 @@ def gen_case(seed):
                 seq = max(1, peer_next - 100000 - rnd.randint(0, 1000)) if peer_next > 100001 else 1
             a = rnd.random()
             ack = (1 + written if a < 0.7 else 1 if a < 0.8 else 1 + written + rnd.randint(1, 5000)
-                   if a < 0.9 else max(0, written - rnd.randint(0, 100)))
+                   if a < 0.9 else max(1, written - rnd.randint(0, 100)))
             win = 512  # not 0: lwIP takes no zero window from an ACK that moves nothing (DIVERGENCES.md)
             if not flags:
                 seg = "< %s %d:%d(%d) win %d" % ("P" if ln else "F", seq, seq + ln, ln, win)
