@@ -10,8 +10,7 @@
  * the loop (forwarding round; the socket every millisecond by the TSC; the
  * idle sleep of low_power_mode, ltran_wake.c) and shut-down on SIGINT/SIGTERM (clients
  * see the socket close; DPDK's files are removed).
- * Rejected: a forwarding thread per port or per client (one port, and the
- * dispatch table has one writer this way).
+ * Design: docs/design.md#ltran-is-one-thread
  */
 #include <errno.h>
 #include <signal.h>

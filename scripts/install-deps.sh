@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh --check  only report; exit 1 if something is missing
 #
 # Idempotent: asks dpkg first and runs apt-get only when a package is missing.
-#
+set -euo pipefail
+
 # Notes on the list:
 #  - libdpdk-dev depends on the PMD libraries, among them the two the test
 #    bed uses, librte-net-af-packet23 (tests) and librte-net-af-xdp23 (demo,
@@ -18,7 +19,6 @@
 #  - kmod gives modprobe, to load veth where it is a module.
 #  - lwIP is not a binary package here: lstack builds it from Debian's lwip
 #    source package, which scripts/fetch-lwip.sh fetches (last step below).
-set -euo pipefail
 
 PACKAGES=(
     # build

@@ -33,11 +33,9 @@ if [ "$(id -u)" -eq 0 ] && [ -w "$hp_sysfs" ] && [ "$hp_want" -gt 0 ]; then
     fi
 fi
 
-# redis-loss (suite 'loss', issue 10) runs by default again: its intermittent
-# hang (a timeout requeued segments out of order, lwIP patch 0011) and the
-# receiver dropping its out-of-order data after 1.5 s (patch 0012) are fixed,
-# docs/reliability.md "Loss recovery". LSTACK_LOSS=0 leaves it out (counted
-# as skipped), e.g. on a machine too loaded for its time bounds.
+# redis-loss (suite 'loss', docs/reliability.md#loss-recovery) runs by
+# default; LSTACK_LOSS=0 leaves it out (counted as skipped), e.g. on a
+# machine too loaded for its time bounds.
 loss_args=()
 loss_skip=0
 if [ $# -eq 0 ] && [ "${LSTACK_LOSS:-1}" = 0 ]; then

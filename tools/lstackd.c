@@ -1,11 +1,6 @@
 /*
  * lstackd - run one lstack stack with no application on top.
  *
- * It brings a stack up from lstack.conf exactly as the preload does (same
- * library code: conf parser, EAL, port, lwIP copy, netif) and polls it, so a
- * user can check that the port, hugepages and addresses work (ARP, ping)
- * before putting an application on it. Tests drive it too.
- *
  * Contract (stdout, line-buffered; tests parse these lines):
  *   lstackd: ready port=<dpdk name> mac=<mac> addr=<host_addr>
  *   lstackd: gateway <gateway_addr> is at <mac>       (once, when resolved)
@@ -13,10 +8,6 @@
  *   lstackd: stopped                                   (after SIGTERM/SIGINT)
  * Exit status 0 after a clean stop, 1 when the config or the bring-up fails
  * (the reason on stderr), 2 on a usage error.
- *
- * It serves the same control socket as the preload (lstack/ctl, stackctl):
- * the poll loop holds poll_mu around each round and hands it over at once
- * when the control thread waits for it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,10 +25,21 @@
 #include "common/pkt_fanout.h"
 #include "conf/conf.h"
 #include "ctl/ctl.h"
-#include "ctl/ctl_runtime.h"
+#include "ctl/ctl_rounds.h"
 #include "ctl/ctl_stack_fds.h"
 #include "nic/nic.h"
 #include "stack/stack.h"
+
+/*
+ * It brings a stack up from lstack.conf exactly as the preload does (same
+ * library code: conf parser, EAL, port, lwIP copy, netif) and polls it, so a
+ * user can check that the port, hugepages and addresses work (ARP, ping)
+ * before putting an application on it. Tests drive it too.
+ *
+ * It serves the same control socket as the preload (lstack/ctl, stackctl):
+ * the poll loop holds poll_mu around each round and hands it over at once
+ * when the control thread waits for it.
+ */
 
 #define IDLE_POLLS_BEFORE_SLEEP 256
 #define IDLE_SLEEP_MAX_US 1000
@@ -45,7 +47,7 @@
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stats_requested;
 
-/* ---- control socket host (issue 4) ----
+/* ---- control socket host ----
  * The loop takes poll_mu for each round; the control thread bumps
  * ctl_waiting while it waits, and the loop then yields until it got in
  * (a plain mutex would let the spinning loop take it again first). */
@@ -133,7 +135,7 @@ static void print_stats(const struct stack *s)
            (unsigned long)st.frag_in, (unsigned long)st.frag_reassembled, (unsigned long)st.frag_dropped,
            (unsigned long)st.frag_timeout, (unsigned long)st.frag_evicted, (unsigned long)st.frag_mbufs_held,
            (unsigned long)st.frag_mbufs_max);
-    /* The rounds as stackctl shows them (ctl_runtime.h), since the start. */
+    /* The rounds as stackctl shows them (ctl_rounds.h), since the start. */
     struct ctl_rounds c = {.rounds = st.polls,
                            .busy = st.rounds.busy,
                            .rx_frames = st.rounds.rx_frames,
@@ -141,8 +143,8 @@ static void print_stats(const struct stack *s)
                            .busy_cycles = st.rounds.busy_cycles,
                            .idle_cycles = st.rounds.idle_cycles,
                            .tsc_hz = st.rounds.tsc_hz};
-    struct ctl_runtime rt;
-    ctl_runtime_derive(&c, 0, 1, &rt);
+    struct ctl_rounds_view rt;
+    ctl_rounds_derive(&c, 0, 1, &rt);
     printf("lstackd: runtime rounds=%lu rounds_busy=%lu rounds_rx_frames=%lu rounds_tx_frames=%lu"
            " rounds_busy_cycles=%lu rounds_idle_cycles=%lu tsc_hz=%lu rounds_per_s=%.0f busy_pct=%.2f"
            " frames_per_busy_round=%.2f cycles_per_frame=%.0f busy_us=%.0f\n",

@@ -6,8 +6,7 @@
  * The JSON documents wrap the records the process sent (minus "type") in
  * arrays and objects, so a field the process adds shows up without a
  * stackctl change; the tables pick the columns a person needs.
- * Rejected: streaming table rows as they arrive (column widths need every
- * row; a dump is held as text, a few MB for 20,000 connections).
+ * Design: docs/design.md#stackctl-tables-are-laid-out-after-the-last-row
  */
 #include <stdlib.h>
 #include <string.h>

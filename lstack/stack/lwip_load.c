@@ -1,5 +1,8 @@
 /*
- * lwip_load.c - see lwip_load.h.
+ * lwip_load.c - a private copy of liblstack_lwip.so per stack (see
+ * lwip_load.h): the library copied into a memfd, dlopen'd RTLD_LOCAL, every
+ * entry point of lwip_api.def resolved into the stack's table. The
+ * stack's opening thread; errors are reported into the caller's buffer.
  */
 #include "stack/lwip_load.h"
 

@@ -7,10 +7,7 @@
  * dlopens it RTLD_LOCAL: the copies share no symbol and no state. lstack
  * never links lwIP, so no copy binds to a global one.
  *
- * Rejected: dlmopen(LM_ID_NEWLM) (it also loads a second libc into the new
- * namespace, with its own malloc and TLS, next to DPDK's per-lcore state) and
- * linking lwIP's objects into liblstack.so (one set of globals per process:
- * one stack only).
+ * Design: docs/design.md#one-lwip-copy-per-stack-loaded-with-dlopen
  */
 #ifndef LSTACK_LWIP_LOAD_H
 #define LSTACK_LWIP_LOAD_H
