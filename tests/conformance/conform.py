@@ -755,6 +755,7 @@ def main():
     ap.add_argument("--verbose", "-v", action="store_true")
     ap.add_argument("--fuzz", type=float, default=0, help="seconds of differential fuzzing (fuzz.py), after the scenarios")
     ap.add_argument("--no-scenarios", action="store_true", help="fuzz only")
+    ap.add_argument("--fuzz-cases", type=int, default=0, help="stop fuzzing after this many cases")
     ap.add_argument("--as-linux", action="store_true",
                     help="play the [linux] lines on every target and ignore DIVERGENCES.md (what lstack does now)")
     ap.add_argument("--seed", type=int, default=None)

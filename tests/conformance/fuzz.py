@@ -15,8 +15,9 @@ to become a scenario of the suite. What DIVERGENCES.md lists is left out:
 URG, a zero window, more data than lwIP's initial window, Nagle
 (TCP_NODELAY is on), an ACK below the first byte sent.
 
-Seeds: case i of a run uses seed + i; CI uses a fixed seed (the same cases
-every run), a person a random one (printed) or --seed N to replay.
+Seeds: case i of a run uses seed + i; CI runs the 16 cases of seeds 1-16
+(the same cases every run), a person a random seed (printed) or --seed N
+to replay; --fuzz-cases N stops after N cases.
 """
 import os
 import random
@@ -130,7 +131,7 @@ def main(runner, args):
     out.write("# fuzz: seed %d, %.0f s (replay: --fuzz %.0f --seed %d)\n" % (seed, args.fuzz, args.fuzz, seed))
     end = time.monotonic() + args.fuzz
     i = 0
-    while time.monotonic() < end:
+    while time.monotonic() < end and (not args.fuzz_cases or i < args.fuzz_cases):
         cs = seed + i
         i += 1
         text = gen_case(cs)
