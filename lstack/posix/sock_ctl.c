@@ -128,17 +128,7 @@ int sock_ioctl(struct fd_entry *e, int fd, unsigned long req, void *arg)
         }
         sf->nonblock = *(const int *)arg != 0;
         return 0;
-    case FIONREAD:
-        if (sock_child_refuses())
-            return -1;
-        if (arg == NULL) {
-            errno = EFAULT;
-            return -1;
-        }
-        rt_lock();
-        *(int *)arg = (int)lsock_nread(sf->ls);
-        rt_unlock();
-        return 0;
+    case FIONREAD: /* = SIOCINQ */
     case SIOCOUTQ:
     case SIOCOUTQNSD:
         if (sock_child_refuses())
@@ -147,12 +137,12 @@ int sock_ioctl(struct fd_entry *e, int fd, unsigned long req, void *arg)
             errno = EFAULT;
             return -1;
         }
-        if (lsock_is_listener(sf->ls)) {
+        if (req != FIONREAD && lsock_is_listener(sf->ls)) {
             errno = EINVAL; /* as Linux */
             return -1;
         }
         rt_lock();
-        *(int *)arg = (int)lsock_nwrite(sf->ls, req == SIOCOUTQNSD);
+        *(int *)arg = (int)(req == FIONREAD ? lsock_nread(sf->ls) : lsock_nwrite(sf->ls, req == SIOCOUTQNSD));
         rt_unlock();
         return 0;
     default:

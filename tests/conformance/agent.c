@@ -308,13 +308,14 @@ static int parse_addr(const char *a, const char *p, struct sockaddr_in *sa)
 
 /* ---- commands: argv[0] is the command ---- */
 
-#define NEED(n)                                                                                    \
-    do {                                                                                           \
-        if (argc < (n)) {                                                                          \
-            reply("r -1 EBADMSG why=%s:needs_%d_args", argv[0], (n) - 1);                          \
-            return;                                                                                \
-        }                                                                                          \
-    } while (0)
+/* 1 when the command has its n words; else answered, 0. */
+static int need_args(int argc, char **argv, int n)
+{
+    if (argc >= n)
+        return 1;
+    reply("r -1 EBADMSG why=%s:needs_%d_args", argv[0], n - 1);
+    return 0;
+}
 
 static struct slot *need_slot(const char *name)
 {
@@ -324,15 +325,25 @@ static struct slot *need_slot(const char *name)
     return s;
 }
 
-static void c_socket(int argc, char **argv)
+/* The socket a command names in argv[1], once it has its n words; NULL
+ * (answered already) when it has fewer or names nothing. */
+static struct slot *cmd_slot(int argc, char **argv, int n)
 {
-    NEED(2);
-    int type = SOCK_STREAM;
-    if (argc > 2 && strcmp(argv[2], "nonblock") == 0)
-        type |= SOCK_NONBLOCK;
-    int fd = socket(AF_INET, type, 0);
-    int e = errno;
-    if (fd >= 0 && !add_slot(argv[1], fd, 0)) {
+    return need_args(argc, argv, n) ? need_slot(argv[1]) : NULL;
+}
+
+/* The answer of a call that may have placed the socket (bind, listen,
+ * connect): the idle set watches it again first. */
+static void placed(struct slot *s, int r, int e)
+{
+    idle_watch(s->fd);
+    result(r, e, NULL);
+}
+
+/* The answer of a call that made fd (-1: failed with e), named name. */
+static void named(const char *name, int fd, int e, int is_epoll)
+{
+    if (fd >= 0 && !add_slot(name, fd, is_epoll)) {
         close(fd);
         reply("r -1 EBADMSG why=too_many_names");
         return;
@@ -340,10 +351,20 @@ static void c_socket(int argc, char **argv)
     result(fd < 0 ? -1 : 0, e, NULL);
 }
 
+static void c_socket(int argc, char **argv)
+{
+    if (!need_args(argc, argv, 2))
+        return;
+    int type = SOCK_STREAM;
+    if (argc > 2 && strcmp(argv[2], "nonblock") == 0)
+        type |= SOCK_NONBLOCK;
+    int fd = socket(AF_INET, type, 0);
+    named(argv[1], fd, errno, 0);
+}
+
 static void c_bind(int argc, char **argv)
 {
-    NEED(3);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 3);
     if (!s)
         return;
     struct sockaddr_in sa;
@@ -352,27 +373,21 @@ static void c_bind(int argc, char **argv)
         return;
     }
     int r = bind(s->fd, (struct sockaddr *)&sa, sizeof sa);
-    int e = errno;
-    idle_watch(s->fd);
-    result(r, e, NULL);
+    placed(s, r, errno);
 }
 
 static void c_listen(int argc, char **argv)
 {
-    NEED(3);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 3);
     if (!s)
         return;
     int r = listen(s->fd, atoi(argv[2]));
-    int e = errno;
-    idle_watch(s->fd);
-    result(r, e, NULL);
+    placed(s, r, errno);
 }
 
 static void c_accept(int argc, char **argv)
 {
-    NEED(3);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 3);
     if (!s)
         return;
     int flags = (argc > 3 && strcmp(argv[3], "nonblock") == 0) ? SOCK_NONBLOCK : 0;
@@ -397,8 +412,7 @@ static void c_accept(int argc, char **argv)
 
 static void c_connect(int argc, char **argv)
 {
-    NEED(4);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 4);
     if (!s)
         return;
     struct sockaddr_in sa;
@@ -407,15 +421,15 @@ static void c_connect(int argc, char **argv)
         return;
     }
     int r = connect(s->fd, (struct sockaddr *)&sa, sizeof sa);
-    int e = errno;
-    idle_watch(s->fd);
-    result(r, e, NULL);
+    placed(s, r, errno);
 }
 
-static void c_read(int argc, char **argv)
+/* read / write NAME LEN [FLAGS]: read(2) / write(2), or recv / send with
+ * FLAGS (MSG_* names). A write sends the socket's pattern; a read answers
+ * with the bytes (data_extra). */
+static void c_io(int argc, char **argv, int is_write)
 {
-    NEED(3);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 3);
     if (!s)
         return;
     size_t len = (size_t)strtoul(argv[2], NULL, 0);
@@ -425,39 +439,29 @@ static void c_read(int argc, char **argv)
         reply("r -1 EBADMSG why=bad_flags_or_length");
         return;
     }
-    ssize_t n = flags < 0 ? read(s->fd, buf, len) : recv(s->fd, buf, len, flags);
-    int e = errno;
-    data_extra(n);
-    result(n, e, extra);
-}
-
-static void c_write(int argc, char **argv)
-{
-    NEED(3);
-    struct slot *s = need_slot(argv[1]);
-    if (!s)
-        return;
-    size_t len = (size_t)strtoul(argv[2], NULL, 0);
-    int ok = 1;
-    int flags = argc > 3 ? (int)parse_flags(argv[3], msg_names, &ok) : -1;
-    if (!ok || len > READ_MAX) {
-        reply("r -1 EBADMSG why=bad_flags_or_length");
-        return;
+    ssize_t n;
+    if (is_write) {
+        fill_pattern(s, len);
+        n = flags < 0 ? write(s->fd, buf, len) : send(s->fd, buf, len, flags);
+    } else {
+        n = flags < 0 ? read(s->fd, buf, len) : recv(s->fd, buf, len, flags);
     }
-    fill_pattern(s, len);
-    ssize_t n = flags < 0 ? write(s->fd, buf, len) : send(s->fd, buf, len, flags);
     int e = errno;
-    if (n > 0)
+    if (is_write && n > 0)
         s->wr_off += (uint64_t)n;
-    result(n, e, NULL);
+    if (!is_write)
+        data_extra(n);
+    result(n, e, is_write ? NULL : extra);
 }
+
+static void c_read(int argc, char **argv) { c_io(argc, argv, 0); }
+static void c_write(int argc, char **argv) { c_io(argc, argv, 1); }
 
 /* read_bad / write_bad NAME LEN: a buffer pointer that is not mapped
  * (a page reserved PROT_NONE): Linux answers EFAULT. */
 static void c_badptr(int argc, char **argv, int is_write)
 {
-    NEED(3);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 3);
     if (!s)
         return;
     static void *bad;
@@ -473,8 +477,7 @@ static void c_write_bad(int argc, char **argv) { c_badptr(argc, argv, 1); }
 
 static void c_shutdown(int argc, char **argv)
 {
-    NEED(3);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 3);
     if (!s)
         return;
     int how = strcmp(argv[2], "SHUT_RD") == 0   ? SHUT_RD
@@ -486,8 +489,7 @@ static void c_shutdown(int argc, char **argv)
 
 static void c_close(int argc, char **argv)
 {
-    NEED(2);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 2);
     if (!s)
         return;
     if (!s->is_epoll)
@@ -509,8 +511,7 @@ static const struct sockopt_name *find_opt(const char *n)
 /* setsockopt NAME OPT VALUE (SO_LINGER: ONOFF,SECS; timeouts: ms) */
 static void c_setsockopt(int argc, char **argv)
 {
-    NEED(4);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 4);
     if (!s)
         return;
     const struct sockopt_name *o = find_opt(argv[2]);
@@ -536,8 +537,7 @@ static void c_setsockopt(int argc, char **argv)
 
 static void c_getsockopt(int argc, char **argv)
 {
-    NEED(3);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 3);
     if (!s)
         return;
     const struct sockopt_name *o = find_opt(argv[2]);
@@ -574,8 +574,7 @@ static void c_getsockopt(int argc, char **argv)
 
 static void c_ioctl(int argc, char **argv)
 {
-    NEED(3);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 3);
     if (!s)
         return;
     unsigned long req = strcmp(argv[2], "SIOCINQ") == 0 || strcmp(argv[2], "FIONREAD") == 0 ? SIOCINQ
@@ -596,8 +595,7 @@ static void c_ioctl(int argc, char **argv)
 
 static void c_nonblock(int argc, char **argv)
 {
-    NEED(2);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 2);
     if (!s)
         return;
     int fl = fcntl(s->fd, F_GETFL);
@@ -607,21 +605,17 @@ static void c_nonblock(int argc, char **argv)
 
 static void c_epoll_create(int argc, char **argv)
 {
-    NEED(2);
-    int fd = epoll_create1(0);
-    int e = errno;
-    if (fd >= 0 && !add_slot(argv[1], fd, 1)) {
-        close(fd);
-        reply("r -1 EBADMSG why=too_many_names");
+    if (!need_args(argc, argv, 2))
         return;
-    }
-    result(fd < 0 ? -1 : 0, e, NULL);
+    int fd = epoll_create1(0);
+    named(argv[1], fd, errno, 1);
 }
 
 /* epoll_ctl EP ADD|MOD|DEL NAME EVENTS */
 static void c_epoll_ctl(int argc, char **argv)
 {
-    NEED(4);
+    if (!need_args(argc, argv, 4))
+        return;
     struct slot *ep = need_slot(argv[1]), *s = ep ? need_slot(argv[3]) : NULL;
     if (!s)
         return;
@@ -640,7 +634,8 @@ static void c_epoll_ctl(int argc, char **argv)
 /* epoll_wait EP TIMEOUT_MS -> ev=NAME:EVENTS,NAME:EVENTS */
 static void c_epoll_wait(int argc, char **argv)
 {
-    NEED(3);
+    if (!need_args(argc, argv, 3))
+        return;
     struct slot *ep = need_slot(argv[1]);
     if (!ep)
         return;
@@ -663,8 +658,7 @@ static void c_epoll_wait(int argc, char **argv)
 /* poll NAME EVENTS TIMEOUT_MS -> revents=... */
 static void c_poll(int argc, char **argv)
 {
-    NEED(4);
-    struct slot *s = need_slot(argv[1]);
+    struct slot *s = cmd_slot(argc, argv, 4);
     if (!s)
         return;
     int ok = 1;
@@ -684,7 +678,8 @@ static void c_poll(int argc, char **argv)
 /* ksleep MS: block in a kernel call (nanosleep, not interposed). */
 static void c_ksleep(int argc, char **argv)
 {
-    NEED(2);
+    if (!need_args(argc, argv, 2))
+        return;
     long ms = atol(argv[1]);
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {

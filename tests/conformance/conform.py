@@ -680,14 +680,6 @@ class Runner:
         for a in self.agents.values():
             a.start()
 
-    def kill(self, why):
-        """End a stuck agent (its pid is the agent's own: ip netns exec
-        and env exec it); the next scenario starts a new one."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.dead = "killed: " + why
-
     def stop(self):
         for a in self.agents.values():
             a.stop()

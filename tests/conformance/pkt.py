@@ -37,12 +37,11 @@ def ip_str(b):
 
 
 def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
+    """The Internet checksum (RFC 1071) of data."""
+    words = struct.unpack("!%dH" % ((len(data) + 1) // 2), data + b"\0" * (len(data) & 1))
+    total = sum(words)
+    total = (total & 0xFFFF) + (total >> 16)
+    return ~(total + (total >> 16)) & 0xFFFF
 
 
 def flags_str(f):
