@@ -5,6 +5,7 @@
  *   ltran [-c FILE]     run (FILE: $LTRAN_CONF_PATH, else /etc/gazelle/ltran.conf)
  *   ltran --check -c F  parse the configuration, report, exit
  *   ltran --keys        print the ltran.conf keys
+ *   ltran --version     print lstack's version
  *
  * Owns start-up order (conf, EAL, port and pool, dispatch table, socket),
  * the loop (forwarding round; the socket every millisecond by the TSC; the
@@ -36,7 +37,7 @@ static void on_signal(int sig)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: ltran [-c FILE] [--check] | ltran --keys\n");
+    fprintf(stderr, "usage: ltran [-c FILE] [--check] | ltran --keys | ltran --version\n");
     return 2;
 }
 
@@ -88,6 +89,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--keys") == 0) {
             ltran_conf_print_keys(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+            printf("ltran (lstack %s), protocol version %d\n", LSTACK_VERSION, LTRAN_VERSION);
             return 0;
         } else if (strcmp(argv[i], "--check") == 0) {
             check = true;

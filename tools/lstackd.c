@@ -7,7 +7,8 @@
  *   lstackd: stats k=v ...                             (on SIGUSR1)
  *   lstackd: stopped                                   (after SIGTERM/SIGINT)
  * Exit status 0 after a clean stop, 1 when the config or the bring-up fails
- * (the reason on stderr), 2 on a usage error.
+ * (the reason on stderr), 2 on a usage error. --version prints lstack's
+ * version and exits 0.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -103,7 +104,7 @@ static void on_stats(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lstackd [-f CONF]\n"
+    fprintf(f, "usage: lstackd [-f CONF] | lstackd --version\n"
                "  Bring one lstack stack up from CONF (default: $%s, else %s)\n"
                "  and serve ARP and ping on it until SIGTERM or SIGINT.\n"
                "  SIGUSR1 prints the counters.\n",
@@ -216,8 +217,16 @@ int main(int argc, char **argv)
 {
     const char *path = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "f:h")) != -1) {
+    static const struct option longopts[] = {
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    while ((opt = getopt_long(argc, argv, "f:hV", longopts, NULL)) != -1) {
         switch (opt) {
+        case 'V':
+            printf("lstackd (lstack %s)\n", LSTACK_VERSION);
+            return 0;
         case 'f':
             path = optarg;
             break;
