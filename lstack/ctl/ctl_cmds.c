@@ -212,7 +212,6 @@ static void put_stats(struct ctl_buf *b, const char *type, int stack, const stru
     }
     ctl_rec_u64(b, "drop_lwip", st->lwip_input_err);
     ctl_rec_u64(b, "drop_syn", st->syn_dropped);
-    ctl_rec_u64(b, "drop_syn_shed", st->syn_shed);
     ctl_rec_u64(b, "drop_rx_multiseg", st->nic.drop_rx_multiseg);
     ctl_rec_u64(b, "drop_tx_nombuf", st->nic.drop_tx_nombuf);
     ctl_rec_u64(b, "drop_tx_full", st->nic.drop_tx_full);

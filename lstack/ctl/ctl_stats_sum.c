@@ -42,7 +42,6 @@ void ctl_stats_sum(struct stack_stats *total, const struct stack_stats *x)
     total->conn_accepted += x->conn_accepted;
     total->conn_refused += x->conn_refused;
     total->syn_dropped += x->syn_dropped;
-    total->syn_shed += x->syn_shed;
     total->syncookies_sent += x->syncookies_sent;
     total->syncookies_recv += x->syncookies_recv;
     total->syncookies_failed += x->syncookies_failed;

@@ -44,7 +44,6 @@ struct stack_stats {
     uint64_t conn_accepted;             /* established on a listener (passive open) */
     uint64_t conn_refused;              /* SYN answered by a RST: tcp_conn_count sockets were open */
     uint64_t syn_dropped;               /* SYN to a listener not answered: half-open ones take the room left */
-    uint64_t syn_shed;                  /* SYN to a full SYN queue not answered: its round's cookie budget was spent */
     uint64_t syncookies_sent;           /* SYN answered by a SYN cookie: the listener's SYN queue was full */
     uint64_t syncookies_recv;           /* connections made from a returned cookie */
     uint64_t syncookies_failed;         /* ACKs to a listener, while cookies were out, without a valid one */
