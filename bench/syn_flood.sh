@@ -241,7 +241,7 @@ run_target() {
     ae0=$(in_addr_errors)
     vc0=$(veth_counts)
     local -A c0=() c1=()
-    local keys="rx_packets syncookies_sent syncookies_recv drop_syn drop_syn_shed port_imissed rounds_busy rounds_rx_frames rounds_busy_cycles tsc_hz"
+    local keys="rx_packets syncookies_sent syncookies_recv drop_syn port_imissed rounds_busy rounds_rx_frames rounds_busy_cycles tsc_hz"
     if [[ "$kind" == lstack ]]; then
         snap c0 "$keys"
     fi

@@ -120,13 +120,15 @@ if [ $# -eq 0 ] && [ "${LSTACK_SANITIZE:-1}" != 0 ]; then
     if ninja -C "$ASAN_BUILD" >"$ASAN_BUILD/build.log" 2>&1; then
         rm -rf "$sanlog"
         mkdir -p "$sanlog"
-        # Not the system, sem, stackctl, loss and package suites: the unit
-        # tests, redis, memif and ltran (redis-loss's recovery code runs here
-        # in tcp-loss; the package suite builds its own optimized package).
+        # Not the system, sem, stackctl, loss, package and conformance suites:
+        # the unit tests, redis, memif and ltran (redis-loss's recovery code
+        # runs here in tcp-loss; the package suite builds its own optimized
+        # package; the frames conformance sends lwIP, malformed options
+        # included, are the fuzz_frames target's kind of input).
         ASAN_OPTIONS="log_path=$sanlog/asan" \
             UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$sanlog/ubsan" \
             LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0" \
-            meson test -C "$ASAN_BUILD" --no-suite system --no-suite sem --no-suite stackctl --no-suite loss --no-suite package --print-errorlogs || rc=1
+            meson test -C "$ASAN_BUILD" --no-suite system --no-suite sem --no-suite stackctl --no-suite loss --no-suite package --no-suite conformance --print-errorlogs || rc=1
         san_logs+=("$ASAN_BUILD/meson-logs/testlog.json")
         if san_check "$sanlog"; then
             san_reports=ok

@@ -9,6 +9,7 @@
  * socket that lives only on the stack answers from the lsock alone.
  */
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -127,15 +128,21 @@ int sock_ioctl(struct fd_entry *e, int fd, unsigned long req, void *arg)
         }
         sf->nonblock = *(const int *)arg != 0;
         return 0;
-    case FIONREAD:
+    case FIONREAD: /* = SIOCINQ */
+    case SIOCOUTQ:
+    case SIOCOUTQNSD:
         if (sock_child_refuses())
             return -1;
         if (arg == NULL) {
             errno = EFAULT;
             return -1;
         }
+        if (req != FIONREAD && lsock_is_listener(sf->ls)) {
+            errno = EINVAL; /* as Linux */
+            return -1;
+        }
         loop_lock(sf->loop);
-        *(int *)arg = (int)lsock_nread(sf->ls);
+        *(int *)arg = (int)(req == FIONREAD ? lsock_nread(sf->ls) : lsock_nwrite(sf->ls, req == SIOCOUTQNSD));
         loop_unlock(sf->loop);
         return 0;
     default:

@@ -226,6 +226,12 @@ static inline __attribute__((always_inline)) ssize_t recvmsg_loop(const struct s
 {
     bool wait;
     struct iov_cur cur;
+    if (flags & MSG_OOB) {
+        /* The stack keeps no urgent byte apart (URG is not handled): as
+         * Linux answers when no urgent data is pending. */
+        errno = EINVAL;
+        return -1;
+    }
     if (io_start(sf, msg, flags, &wait, &cur) != 0)
         return -1;
     bool waitall = wait && (flags & MSG_WAITALL) && !(flags & MSG_PEEK);

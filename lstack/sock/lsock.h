@@ -291,6 +291,11 @@ int lsock_name(const struct lsock *s, bool peer, uint32_t *addr, uint16_t *port)
 /* Bytes that can be read now (FIONREAD / SIOCINQ). */
 size_t lsock_nread(const struct lsock *s);
 
+/* Bytes written and not yet acknowledged by the peer (SIOCOUTQ), or, with
+ * unsent, those not yet sent (SIOCOUTQNSD); a send ring's bytes count as
+ * unsent. 0 without a connection. Under the stack's lock. */
+size_t lsock_nwrite(const struct lsock *s, bool unsent);
+
 /* Record the application's fd for s (shown by stackctl; -1 until set). */
 void lsock_set_fd(struct lsock *s, int fd);
 

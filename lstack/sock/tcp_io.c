@@ -529,6 +529,17 @@ size_t lsock_nread(const struct lsock *s)
     return s->ring != NULL ? lsock_ring_nread(s) : s->rx_bytes;
 }
 
+size_t lsock_nwrite(const struct lsock *s, bool unsent)
+{
+    const struct tcp_pcb *pcb = s->pcb;
+    if (pcb == NULL || s->state != LS_CONNECTED)
+        return 0;
+    size_t n = s->ring != NULL ? spsc_avail(&s->ring->tx) : 0;
+    /* snd_lbb: the next byte to be queued; lastack: the oldest unacknowledged
+     * (Linux: write_seq - snd_una, and write_seq - snd_nxt) */
+    return n + (unsent ? pcb->snd_lbb - pcb->snd_nxt : pcb->snd_lbb - pcb->lastack);
+}
+
 uint32_t lsock_snd_room(const struct lsock *s)
 {
     return snd_room(s);

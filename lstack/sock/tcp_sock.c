@@ -165,8 +165,8 @@ static void on_err(void *arg, err_t err)
     int e;
     if (err == ERR_CLSD)
         e = 0; /* orderly: both FINs exchanged while we still held the pcb */
-    else if (err == ERR_RST)
-        e = s->state == LS_CONNECTING ? ECONNREFUSED : s->peer_fin ? EPIPE : ECONNRESET;
+    else if (err == ERR_RST) /* as Linux's tcp_reset: EPIPE in CLOSE-WAIT only (not LAST-ACK) */
+        e = s->state == LS_CONNECTING ? ECONNREFUSED : s->peer_fin && !s->shut_wr ? EPIPE : ECONNRESET;
     else if (err == ERR_ABRT)
         e = ETIMEDOUT; /* lwIP's timers: SYN / retransmission / keepalive gave up */
     else

@@ -45,24 +45,6 @@ static uint32_t sock_room(void *ctx)
     return s->upper_ops != NULL ? s->upper_ops->room(s->upper) : s->max_socks;
 }
 
-/* SYN cookies a round whose burst came back full may send (a SYN past
- * them that would get one is dropped, counted in syn_shed): an eighth of
- * the burst, at least 1. A full burst means the port's receive ring holds
- * more frames than a round takes: under a SYN flood the established
- * connections' segments wait there behind SYNs, and each cookie costs
- * more than the rest of a SYN's way through lwIP (two SipHash rounds, a
- * SYN-ACK built and copied into the tx batch, and its transmission, which
- * on af_packet runs the peer's kernel receive path on this core). With
- * the bound a round of SYNs costs a little more than a lookup each and the
- * ring drains; a round that is not full has no bound (the ring is empty
- * behind it), so only the SYNs beyond what the stack could have answered
- * in time are dropped, and a client whose SYN is dropped retransmits.
- * Measured: docs/reliability.md (SYN floods). */
-static uint32_t full_round_cookies(unsigned burst)
-{
-    return burst >= 16 ? burst / 8 : 1;
-}
-
 /* Received frames IPv4 reassembly may hold: a quarter of the mbuf pool
  * (rx is zero-copy: each is an mbuf), at most LSTACK_REASS_MAX_PBUFS, so
  * fragments that never complete cannot starve the port of buffers. */
@@ -132,7 +114,6 @@ static int configure_lwip(struct stack *s, const struct lstack_conf *conf, struc
         .log = lwip_log,
         .sock_room = sock_room,
         .sock_room_ctx = s,
-        .cookie_budget = &s->cookie_budget,
     };
     local_port_range(&lc.port_lo, &lc.port_hi);
     s->port_lo = lc.port_lo;
@@ -156,8 +137,6 @@ int stack_open(struct stack **out, const struct lstack_conf *conf, int index, st
     }
     s->index = index;
     s->burst = conf->nic_read_number;
-    s->full_round_cookies = full_round_cookies(s->burst);
-    s->cookie_budget = UINT32_MAX; /* no bound before the first round */
     s->max_socks = conf->tcp_conn_count;
     /* how an unanswered SYN is sent again before connect fails with
      * ETIMEDOUT (lstack/sock/tcp_connect_timer.c): net.ipv4.tcp_syn_retries
@@ -214,8 +193,6 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
      * fast timer would ACK every segment of the burst on its own just
      * before the replies that would have carried the ACKs. */
     s->L.sys_check_timeouts();
-    /* the round's SYN cookie budget (full_round_cookies): one store */
-    s->cookie_budget = n < s->burst ? UINT32_MAX : s->full_round_cookies;
     if (s->peers != NULL) /* several stacks: frames of another's connections go there */
         n = stack_peers_route(s, pkts, n);
     s->st.polls++;
@@ -308,7 +285,6 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     s->L.lstack_lwip_syn_stats(&syn);
     st->conn_refused = syn.refused;
     st->syn_dropped = syn.dropped;
-    st->syn_shed = syn.shed;
     st->syncookies_sent = syn.cookies_sent;
     st->syncookies_recv = syn.cookies_recv;
     st->syncookies_failed = syn.cookies_failed;

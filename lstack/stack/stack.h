@@ -40,7 +40,6 @@ struct stack_stats {
     uint64_t drop[FRAME_VERDICT_COUNT]; /* by frame_filter verdict; [FRAME_PASS] unused */
     uint64_t lwip_input_err;            /* lwIP refused a frame we passed */
     uint64_t syn_dropped;               /* lwIP's: SYN to a listener not answered */
-    uint64_t syn_shed;                  /* lwIP's: SYN to a full SYN queue not answered */
     struct stack_rounds rounds;         /* the rounds' time and frames */
 #define STACK_STAT(name, kind, help) uint64_t name;
 #define STACK_STAT_AT(name, field, kind, help)

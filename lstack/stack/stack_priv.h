@@ -43,10 +43,6 @@ struct stack {
     struct lstack_lwip_limits tcp; /* this stack's window and buffer sizes */
     int syn_retries;           /* net.ipv4.tcp_syn_retries, read at start (TCP_SYNCNT's default) */
     int syn_linear_timeouts;   /* net.ipv4.tcp_syn_linear_timeouts, read at start (0: none) */
-    /* SYN cookies lwIP may still send in this round (lstack_lwip_conf.cookie_budget):
-     * set by each round, full_round_cookies when its burst came back full */
-    uint32_t cookie_budget;
-    uint32_t full_round_cookies;
     uint16_t port_lo, port_hi; /* the ephemeral port range read at start (net.ipv4.ip_local_port_range) */
 
     /* The layer above (the sockets of this stack, lstack/sock/): its

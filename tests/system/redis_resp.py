@@ -40,7 +40,9 @@ redis system tests. Runs in the client namespace against the stack.
       --new-every seconds a fresh connection does connect + PING (3 s
       timeout; the established one's connect gets the same 3 s). Fails if
       the established connection gets an error or no answer within 1 s, or
-      if a fresh connection fails.
+      if a fresh connection fails. Prints each fresh connection's handshake
+      (its connect) p50 and slowest; --max-handshake S also fails the probe
+      when one took longer than S seconds.
       --hist prints the established PINGs' latency histogram; --dump FILE
       writes one line per PING: its send time (s from the start), latency
       (ms) and, with --toggle, 1 if it counts as flood.
@@ -687,6 +689,7 @@ def cmd_probe(args):
     sent = []  # send time of each PING in lat (monotonic)
     est_err = []
     fresh = []  # (ok, seconds, detail)
+    shakes = []  # each fresh connection's connect() (its handshake), seconds
     stop = time.monotonic() + args.seconds
 
     def established():
@@ -724,6 +727,7 @@ def cmd_probe(args):
             t0 = time.monotonic()
             try:
                 c = Conn(args.host, args.port, timeout=3.0)
+                shakes.append(time.monotonic() - t0)
                 r = c.call("PING")
                 c.close()
                 fresh.append((r == "PONG", time.monotonic() - t0, "PING answered %r" % r))
@@ -769,7 +773,12 @@ def cmd_probe(args):
     print("probe: new connections: %d of %d connect + PING, p50 %.1f ms, slowest %.1f ms%s" % (
         len(ok), len(fresh), percentile(times, 0.5) * 1e3, (times[-1] if times else 0) * 1e3,
         ", ERROR %s after %.1f s" % (bad[0][2], bad[0][1]) if bad else ""))
-    return 1 if est_err or bad or not fresh or tog_err else 0
+    shakes.sort()
+    slow = [t for t in shakes if args.max_handshake and t > args.max_handshake]
+    print("probe: handshakes: %d, p50 %.1f ms, slowest %.1f ms%s" % (
+        len(shakes), percentile(shakes, 0.5) * 1e3, (shakes[-1] if shakes else 0) * 1e3,
+        ", ERROR %d slower than %.0f ms" % (len(slow), args.max_handshake * 1e3) if slow else ""))
+    return 1 if est_err or bad or not fresh or tog_err or slow else 0
 
 
 def main():
@@ -814,6 +823,7 @@ def main():
     e.add_argument("--toggle", type=int, default=0, metavar="PID")
     e.add_argument("--window", type=float, default=1.0)
     e.add_argument("--guard", type=float, default=0.05)
+    e.add_argument("--max-handshake", type=float, default=0.0, metavar="S")
     args = ap.parse_args()
     if args.cmd == "probe":
         return cmd_probe(args)

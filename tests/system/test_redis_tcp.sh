@@ -12,12 +12,15 @@ set -u
 #  2. SYN flood (needs hping3, else skipped): hping3 --flood of SYNs from a
 #     spoofed source beyond the subnet (its SYN-ACKs go to the gateway, the
 #     client namespace's kernel, which drops them: nobody resets the
-#     half-open connections) for T_FLOOD_S seconds (default 10). Meanwhile
+#     half-open connections) for T_FLOOD_S seconds (default 12). Meanwhile
 #     an established connection PINGs every millisecond and a fresh
 #     connection does connect + PING every 0.5 s: no error, no answer
-#     slower than 1 s, every fresh connection within 3 s. After it: a PING
-#     from a new connection, redis alive, its RSS grew by less than 64 MiB;
-#     under lstack the SYN cookies are counted (stackctl).
+#     slower than 1 s, every fresh connection within 3 s and its handshake
+#     within T_HANDSHAKE_MAX s (0.2: a SYN the server drops costs its
+#     client 1 s; a run that misses only this bound is run once more, for
+#     a loaded machine's stalls). After it: a PING from a new connection,
+#     redis alive, its RSS grew by less than 64 MiB; under lstack the SYN
+#     cookies are counted (stackctl).
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=rtcp
 # shellcheck source=redis_lib.sh
@@ -41,31 +44,43 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$(r_pid srv)/status"; }
 if ! command -v hping3 >/dev/null; then
     echo "   hping3 not installed: SYN flood part skipped (apt-get install hping3)"
 else
-    flood_s="${T_FLOOD_S:-10}"
+    flood_s="${T_FLOOD_S:-12}"
+    hs_max="${T_HANDSHAKE_MAX:-0.2}"
     spoof=198.19.0.5 # RFC 2544 range, beyond the bed's /24: answered through the gateway
     out="$T_WORK/probe0.log"
     r_py probe "$(r_host srv)" "$(r_port srv)" --seconds 3 >"$out" 2>&1 || true
     sed 's/^/   before the flood: /' "$out"
     ck0=$(r_stat srv syncookies_sent) || ck0=""
     rss0=$(rss_kb)
-    ip netns exec "$TB_NS_CLI" timeout -s INT "$((flood_s + 1))" \
-        hping3 -S -p "$(r_port srv)" --flood -a "$spoof" "$(r_host srv)" >"$T_WORK/hping.log" 2>&1 &
-    hp=$!
-    R_BG_PIDS+=("$hp")
-    sleep 1
-    out="$T_WORK/probe.log"
-    rc=0
-    r_py probe "$(r_host srv)" "$(r_port srv)" --seconds "$((flood_s - 1))" >"$out" 2>&1 || rc=$?
-    wait "$hp" 2>/dev/null || true
-    sed 's/^/   /' "$out"
-    grep -E 'packets (transmitted|tramitted)' "$T_WORK/hping.log" | sed 's/^/   hping3: /'
+    # flood_probe N : one flood with the probe in it (output in probe.N.log);
+    # sets rc (the probe's status)
+    flood_probe() {
+        ip netns exec "$TB_NS_CLI" timeout -s INT "$((flood_s + 1))" \
+            hping3 -S -p "$(r_port srv)" --flood -a "$spoof" "$(r_host srv)" >"$T_WORK/hping.$1.log" 2>&1 &
+        hp=$!
+        R_BG_PIDS+=("$hp")
+        sleep 1
+        out="$T_WORK/probe.$1.log"
+        rc=0
+        r_py probe "$(r_host srv)" "$(r_port srv)" --seconds "$((flood_s - 1))" --max-handshake "$hs_max" >"$out" 2>&1 || rc=$?
+        wait "$hp" 2>/dev/null || true
+        sed 's/^/   /' "$out"
+        grep -E 'packets (transmitted|tramitted)' "$T_WORK/hping.$1.log" | sed 's/^/   hping3: /'
+    }
+    flood_probe 1
+    # only the handshake bound missed (no other ERROR): once more
+    if ((rc != 0)) && [[ -z "${ASAN_OPTIONS:-}" ]] && [[ $(grep -c ERROR "$out") == 1 ]] &&
+        grep -q '^probe: handshakes: .*ERROR' "$out"; then
+        echo "   a handshake took longer than ${hs_max} s: the flood once more"
+        flood_probe 2
+    fi
     if ((rc != 0)) && [[ -n "${ASAN_OPTIONS:-}" ]]; then
         # The sanitizer pass (scripts/test.sh) runs this for memory errors
         # under the flood; an ASan server with hping3 on the other core is
-        # too slow for the probe's 1 s bound, which the plain build asserts.
-        echo "   sanitizer build: the probe's latency bound is not asserted here (plain build: asserted)"
+        # too slow for the probe's bounds, which the plain build asserts.
+        echo "   sanitizer build: the probe's latency bounds are not asserted here (plain build: asserted)"
     else
-        ((rc == 0)) || r_soft_fail "during a ${flood_s} s SYN flood an established or a new connection failed (see above)"
+        ((rc == 0)) || r_soft_fail "during a ${flood_s} s SYN flood an established or a new connection failed or a handshake took longer than ${hs_max} s (see above)"
     fi
     t0=$(date +%s.%N)
     out=$(r_cli srv ping 2>&1)
@@ -76,13 +91,13 @@ else
     ((rss1 - rss0 < 65536)) || r_soft_fail "redis RSS grew by $(((rss1 - rss0) / 1024)) MiB during the flood"
     if [[ -n "$ck0" ]]; then
         ck1=$(r_stat srv syncookies_sent)
-        for k in drop_syn drop_syn_shed syncookies_recv syncookies_failed port_imissed sockets; do
+        for k in drop_syn syncookies_recv syncookies_failed port_imissed sockets; do
             echo "   stackctl: $k $(r_stat srv $k)"
         done
         echo "   stackctl: syncookies_sent +$((ck1 - ck0))"
         ((ck1 > ck0)) || r_soft_fail "no SYN cookie was sent during the flood"
     fi
-    t_ok "${flood_s} s SYN flood: established and new connections served, memory bounded"
+    t_ok "${flood_s} s SYN flood: established and new connections served, every handshake within ${hs_max} s, memory bounded"
 fi
 
 r_alive srv || r_fail "redis died"

@@ -204,6 +204,18 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 /* A peer's MSS option below 48 is raised to 48 (patch 0002; Linux's
  * tcp_min_snd_mss): MSS 1 would turn a write into 1-byte segments. */
 #define LSTACK_TCP_MIN_SND_MSS 48
+/* As Linux (patches 0020-0025, tests/conformance): a RST that answers a
+ * segment with ACK is a bare RST from that ACK, window 0; an ACK of data
+ * not yet sent drops its segment; an option of the wrong length is
+ * skipped, not the end of the options, and MSS 0 is no MSS; data over the
+ * peer's FIN resets the connection; after the peer's FIN a RST at the
+ * FIN's sequence number is taken; a segment without ACK is dropped. */
+#define LSTACK_TCP_RST_ANSWER 1
+#define LSTACK_TCP_ACK_UNSENT_DROP 1
+#define LSTACK_TCP_OPT_SKIP_BAD_LEN 1
+#define LSTACK_TCP_DATA_PAST_FIN 1
+#define LSTACK_TCP_RST_AT_FIN 1
+#define LSTACK_TCP_NO_ACK_DROP 1
 /* A SYN beyond a TIME_WAIT connection's rcv_nxt opens a new connection
  * on that 4-tuple (patch 0003; RFC 6191, Linux's TCP_TW_SYN). */
 #define LSTACK_TCP_TW_REUSE 1

@@ -88,7 +88,7 @@ int lstack_lwip_configure(const struct lstack_lwip_conf *c, struct lstack_lwip_l
     rc = lstack_port_hash_init(c->pcb_hint, lstack_lwip_rand());
     if (rc != 0)
         return rc;
-    lstack_port_syn_init(c->sock_room, c->sock_room_ctx, c->cookie_budget);
+    lstack_port_syn_init(c->sock_room, c->sock_room_ctx);
     *out = (struct lstack_lwip_limits){
         .rcv_wnd = lstack_tcp_wnd,
         .snd_buf = lstack_tcp_snd_buf,

@@ -57,12 +57,6 @@ struct lstack_lwip_conf {
      * NULL: no limit. Called inside lwIP's input, on the owner thread. */
     uint32_t (*sock_room)(void *ctx);
     void *sock_room_ctx;
-    /* SYN cookies the listeners may still send in this poll round: the
-     * stack sets it before each round's frames and lwIP takes one per
-     * cookie; a SYN that would get a cookie while it is 0 is dropped
-     * unanswered (lstack_lwip_syn_stats.shed). NULL: no bound. Read and
-     * written on the owner thread only. */
-    uint32_t *cookie_budget;
 };
 
 /* The values this copy's TCP uses, derived from the conf (lwIP's defaults
@@ -98,7 +92,6 @@ struct lstack_lwip_syn_stats {
     uint64_t cookies_sent;    /* answered by a SYN cookie: the listener's SYN queue was full */
     uint64_t cookies_recv;    /* connections made from a cookie the ACK returned */
     uint64_t cookies_failed;  /* ACKs to a listener, while cookies were out, that carried none */
-    uint64_t shed;            /* not answered: a cookie was due, the round's cookie budget was spent */
 };
 
 /* IPv4 reassembly (ip_reass_stats.c, counted by lwIP's ip4_frag.c through

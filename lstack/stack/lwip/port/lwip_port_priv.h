@@ -20,10 +20,8 @@ int lstack_port_hash_init(uint32_t hint, uint32_t seed);
  * getrandom on first use). */
 uint64_t lstack_port_siphash16(uint64_t m0, uint64_t m1);
 
-/* tcp_syn.c: where the stack's room for sockets comes from (NULL: none),
- * and the round's cookie budget (lstack_lwip_conf.cookie_budget; NULL:
- * none). */
-void lstack_port_syn_init(uint32_t (*room)(void *ctx), void *ctx, uint32_t *cookie_budget);
+/* tcp_syn.c: where the stack's room for sockets comes from (NULL: none). */
+void lstack_port_syn_init(uint32_t (*room)(void *ctx), void *ctx);
 
 /* tcp_tso.c: the most TCP payload of a TSO segment (0: no TSO). */
 extern uint32_t lstack_tcp_tso_max;

@@ -31,14 +31,11 @@
  *     listener's SYN queue is full: as many half-open connections as its
  *     backlog. Like Linux's tcp_syncookies = 1: under a SYN flood new
  *     clients still connect, established connections keep being served,
- *     and memory stays bounded;
- *   - nothing (dropped, counted in shed) when a cookie is due but the
- *     poll round's cookie budget is spent: the stack gives a round whose
- *     burst came back full (the port's receive ring is backed up) a small
- *     budget, so that a flood's SYNs cost a lookup each rather than a
- *     cookie, a SYN-ACK and its transmission, and the ring, where the
- *     established connections' segments wait behind the SYNs, drains
- *     (stack.c);
+ *     and memory stays bounded. Every SYN the stack reads gets its cookie
+ *     (a cookie costs no state): dropping some of a flood's SYNs here
+ *     would drop a real client's among them, which then waits 1 s for its
+ *     retransmission; what the stack cannot read in time the port's
+ *     receive ring drops (port_imissed), as Linux's backlog does;
  *   - lwIP's own answer otherwise (a SYN-ACK and a SYN_RCVD pcb).
  * An ACK to a listener, while cookies were sent lately, may carry one: a
  * valid cookie makes the connection (or a RST when there is no room);
@@ -53,26 +50,13 @@
 static struct {
     uint32_t (*room)(void *ctx);
     void *ctx;
-    uint32_t *cookie_budget;
     struct lstack_lwip_syn_stats st;
 } G;
 
-void lstack_port_syn_init(uint32_t (*room)(void *ctx), void *ctx, uint32_t *cookie_budget)
+void lstack_port_syn_init(uint32_t (*room)(void *ctx), void *ctx)
 {
     G.room = room;
     G.ctx = ctx;
-    G.cookie_budget = cookie_budget;
-}
-
-/* Take one cookie from the round's budget: 1, or 0 when it is spent. */
-static int cookie_take(void)
-{
-    if (G.cookie_budget == NULL)
-        return 1;
-    if (*G.cookie_budget == 0)
-        return 0;
-    (*G.cookie_budget)--;
-    return 1;
 }
 
 static uint32_t room_left(void)
@@ -107,10 +91,6 @@ static err_t syn_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, u16_t opt
     }
     if (l->accepts_pending < l->backlog)
         return ERR_OK;
-    if (!cookie_take()) {
-        G.st.shed++;
-        return ERR_ABRT;
-    }
     if (lstack_cookie_synack(l, hdr, lstack_cookie_peer_mss(hdr, optlen, opt1len, opt2)) == 0)
         G.st.cookies_sent++;
     else
