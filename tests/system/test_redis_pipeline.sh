@@ -15,7 +15,13 @@
 # here: ~0.5 s alone). A run that does not is reported with the client's
 # TCP_INFO and the server's `stackctl show connections`, taken while the
 # connection is still open. LSTACK_TEST_TARGET=kernel runs the same against
-# a kernel redis.
+# a kernel redis; PIPE_MODES="run-to-wakeup" (say) runs one mode only.
+#
+# The soak (by hand, docs/reliability.md): PIPE_SOAK_SECONDS=600 runs, per
+# mode, 16 pipelining connections and 8 connections doing SET+GET of 1 MiB
+# values (every byte compared) at once for that long, instead of the
+# rounds above: no byte may wait more than 10 s to move, no run may last
+# more than 120 s.
 set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=rpipe
@@ -28,6 +34,7 @@ CLIENT="$T_BUILD/tests/system/pipe_client"
 CTL="$T_BUILD/tools/stackctl"
 RUNS="${PIPE_RUNS:-30}"
 LIMIT=5
+SOAK="${PIPE_SOAK_SECONDS:-0}"
 
 # pipe_round NAME WHAT CLIENTS RUNS : CLIENTS connections at once, RUNS
 # runs each, against redis NAME.
@@ -44,31 +51,50 @@ pipe_round() {
         fi
     } >"$stall"
     chmod +x "$stall"
-    ip netns exec "$TB_NS_CLI" timeout $((runs * (LIMIT + 2) + 30)) "$CLIENT" "$(r_host "$name")" \
-        "$(r_port "$name")" --pipe "$clients" --runs "$runs" --limit "$LIMIT" --on-stall "$stall" >"$out" 2>&1 || rc=$?
+    if ((SOAK > 0)); then
+        ip netns exec "$TB_NS_CLI" timeout $((SOAK + 300)) "$CLIENT" "$(r_host "$name")" "$(r_port "$name")" \
+            --pipe 16 --big 8 --seconds "$SOAK" --limit 120 --stall 10 --on-stall "$stall" >"$out" 2>&1 || rc=$?
+    else
+        ip netns exec "$TB_NS_CLI" timeout $((runs * (LIMIT + 2) + 30)) "$CLIENT" "$(r_host "$name")" \
+            "$(r_port "$name")" --pipe "$clients" --runs "$runs" --limit "$LIMIT" --on-stall "$stall" >"$out" 2>&1 ||
+            rc=$?
+    fi
     sed 's/^/   /' "$out"
-    ((rc == 0)) || r_fail "$what: the pipelining client failed (exit $rc)"
+    ((rc == 0)) || r_fail "$what: the client failed (exit $rc)"
     r_alive "$name" || r_fail "$what: redis died"
-    t_ok "$what: $clients connection(s) at once, $runs runs each of 100,000 pipelined SET+GET pairs, every reply right, each within ${LIMIT} s"
+    if ((SOAK > 0)); then
+        t_ok "$what: soak of $SOAK s, 16 pipelining and 8 1 MiB SET/GET connections at once: no stall, every byte right"
+    else
+        t_ok "$what: $clients connection(s) at once, $runs runs each of 100,000 pipelined SET+GET pairs, every reply right, each within ${LIMIT} s"
+    fi
+}
+
+# rounds NAME WHAT : the rounds against redis NAME (or the soak).
+rounds() {
+    if ((SOAK > 0)); then
+        pipe_round "$1" "$2" 24 0
+    else
+        pipe_round "$1" "$2" 1 "$RUNS"
+        pipe_round "$1" "$2" 4 5
+    fi
 }
 
 if r_is_lstack; then
-    for mode in run-to-completion run-to-wakeup; do
+    for mode in ${PIPE_MODES:-run-to-completion run-to-wakeup}; do
         name=${mode//-to-/2}
         r_conf "$R_CONF" 'tcp_conn_count = 1024;' "stack_thread_mode = \"$mode\";"
         r_start "$name" lstack
         r_wait_ready "$name" || r_fail "redis ($mode) did not come up"
         up=$(grep -m1 'stack up on' "${R_OUT[$name]}")
         [[ "$up" == *"($mode)"* ]] || r_fail "the stack does not say it runs in $mode: $up"
-        pipe_round "$name" "$mode" 1 "$RUNS"
-        pipe_round "$name" "$mode" 4 5
+        echo "   ${up#*lstack: }"
+        rounds "$name" "$mode"
         r_stop "$name" term || r_fail "redis ($mode) did not exit cleanly on SIGTERM"
     done
 else
     r_start srv kernel
     r_wait_ready srv || r_fail "redis did not come up"
-    pipe_round srv kernel 1 "$RUNS"
-    pipe_round srv kernel 4 5
+    rounds srv kernel
     r_stop srv term || r_fail "redis did not exit cleanly on SIGTERM"
 fi
 r_pass
