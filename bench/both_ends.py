@@ -8,7 +8,7 @@
     both_ends.py table RESULTS.json print the table of an earlier run again
 
 Run directories are raw/s<S>-r<R>-<kind>/ with the files bench.sh records
-(bench/bench.py parses them). Kinds: kernel-veth, kernel-lo, kernel-unix,
+(bench/runs.py parses them). Kinds: kernel-veth, kernel-lo, kernel-unix,
 memif. Medians over rounds; ratios are memif's median over each kernel
 kind's median (req/s, p50, p99).
 """
@@ -19,7 +19,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402  (the same directory)
+import fmt  # noqa: E402  (modules of this directory)
+import runs as rundir  # noqa: E402
 
 KINDS = ("kernel-veth", "kernel-lo", "kernel-unix", "memif")
 KERNELS = KINDS[:3]
@@ -27,7 +28,7 @@ RUN_DIR = re.compile(r"^s(\d+)-r(\d+)-(kernel-veth|kernel-lo|kernel-unix|memif)$
 LABEL = {"kernel-veth": "kernel veth", "kernel-lo": "kernel lo", "kernel-unix": "kernel unix",
          "memif": "lstack memif"}
 
-# (scenario, what, op, bound, text): issue 11's targets. what: "rps/<kind>"
+# (scenario, what, op, bound, text): the both-ends targets. what: "rps/<kind>"
 # (memif / kind), "rps" (memif req/s), "p99" (memif p99 in ms).
 TARGETS = [
     (1, "rps/kernel-veth", ">=", 5.0, "scenario 1: both ends on lstack >= 5x kernel over the veth"),
@@ -38,7 +39,7 @@ TARGETS = [
 
 
 def record(d):
-    r = bench.run_record(d)
+    r = rundir.run_record(d)
     m = RUN_DIR.match(os.path.basename(d.rstrip("/")))
     if m:
         r.update(scenario=int(m.group(1)), round=int(m.group(2)), kind=m.group(3))
@@ -47,9 +48,9 @@ def record(d):
 
 def cmd_oneline(d):
     r = record(d)
-    parts = [f"{t} {bench.fmt_rps(v.get('rps'))} req/s p50 {bench.fmt_ms(v.get('p50'))} p99 "
-             f"{bench.fmt_ms(v.get('p99'))} ms" for t, v in r["tests"].items()]
-    parts.append(f"server CPU {bench.fmt_pct(r['server_cpu_pct'])}, client CPU {bench.fmt_pct(r.get('client_cpu_pct'))}")
+    parts = [f"{t} {fmt.fmt_rps(v.get('rps'))} req/s p50 {fmt.fmt_ms(v.get('p50'))} p99 "
+             f"{fmt.fmt_ms(v.get('p99'))} ms" for t, v in r["tests"].items()]
+    parts.append(f"server CPU {fmt.fmt_pct(r['server_cpu_pct'])}, client CPU {fmt.fmt_pct(r.get('client_cpu_pct'))}")
     print("; ".join(parts))
 
 
@@ -70,17 +71,17 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
             for k in KINDS:
                 kr = [r for r in srun if r.get("kind") == k and r["status"] == "ok" and t in r["tests"]]
                 ts[k] = {"rounds": {r["round"]: r["tests"][t] for r in kr},
-                         **{m: bench.median([r["tests"][t].get(m) for r in kr]) for m in ("rps", "p50", "p99")}}
-            ts["ratio"] = {k: {m: bench.ratio(ts["memif"][m], ts[k][m]) for m in ("rps", "p50", "p99")}
+                         **{m: fmt.median([r["tests"][t].get(m) for r in kr]) for m in ("rps", "p50", "p99")}}
+            ts["ratio"] = {k: {m: fmt.ratio(ts["memif"][m], ts[k][m]) for m in ("rps", "p50", "p99")}
                            for k in KERNELS}
             tstats[t] = ts
         kinds = {}
         for k in KINDS:
             kr = [r for r in srun if r.get("kind") == k and r["status"] == "ok"]
             kinds[k] = {"rounds_ok": len(kr),
-                        "server_cpu_pct": bench.median([r["server_cpu_pct"] for r in kr]),
-                        "client_cpu_pct": bench.median([r.get("client_cpu_pct") for r in kr])}
-        scen[s] = {"args": bench.SCENARIOS.get(s, "?"), "tests": tstats, "kinds": kinds}
+                        "server_cpu_pct": fmt.median([r["server_cpu_pct"] for r in kr]),
+                        "client_cpu_pct": fmt.median([r.get("client_cpu_pct") for r in kr])}
+        scen[s] = {"args": rundir.SCENARIOS.get(s, "?"), "tests": tstats, "kinds": kinds}
 
     targets = []
     for s, what, op, bound, text in TARGETS:
@@ -96,11 +97,11 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
         targets.append({"target": text, "scenario": s, "metric": what, "op": op, "bound": bound,
                         "values": vals, "met": ok})
     meta = {}
-    for line in (bench.read(os.path.join(out, "versions.txt"), "") or "").splitlines():
+    for line in (rundir.read(os.path.join(out, "versions.txt"), "") or "").splitlines():
         if "=" in line:
             k, v = line.split("=", 1)
             meta[k] = v
-    result = {"versions": meta, "commands": (bench.read(os.path.join(out, "commands.txt"), "") or "").splitlines(),
+    result = {"versions": meta, "commands": (rundir.read(os.path.join(out, "commands.txt"), "") or "").splitlines(),
               "rounds": rounds, "server_cpu": server_cpu, "client_cpu": client_cpu,
               "scenarios": {str(k): v for k, v in scen.items()}, "targets": targets, "runs": runs}
     with open(os.path.join(out, "results.json"), "w") as f:
@@ -135,20 +136,20 @@ def table(result):
         lines.append(f"  {'test':<12} " + " ".join(f"{LABEL[k] + ' req/s':>18}" for k in KINDS)
                      + "  " + " ".join(f"{'x ' + k[7:]:>7}" for k in KERNELS))
         for t, ts in sv["tests"].items():
-            lines.append(f"  {t:<12} " + " ".join(f"{bench.fmt_rps(ts[k]['rps']):>18}" for k in KINDS)
-                         + "  " + " ".join(f"{bench.fmt_x(ts['ratio'][k]['rps']):>7}" for k in KERNELS))
+            lines.append(f"  {t:<12} " + " ".join(f"{fmt.fmt_rps(ts[k]['rps']):>18}" for k in KINDS)
+                         + "  " + " ".join(f"{fmt.fmt_x(ts['ratio'][k]['rps']):>7}" for k in KERNELS))
         lines.append("  latency p50/p99 ms:")
         for t, ts in sv["tests"].items():
             lines.append(f"  {t:<12} " + " ".join(
-                f"{bench.fmt_ms(ts[k]['p50']) + '/' + bench.fmt_ms(ts[k]['p99']):>18}" for k in KINDS))
+                f"{fmt.fmt_ms(ts[k]['p50']) + '/' + fmt.fmt_ms(ts[k]['p99']):>18}" for k in KINDS))
         ks = sv["kinds"]
         lines.append("  server/client CPU: " + ", ".join(
-            f"{k} {bench.fmt_pct(ks[k]['server_cpu_pct'])}/{bench.fmt_pct(ks[k]['client_cpu_pct'])}" for k in KINDS)
+            f"{k} {fmt.fmt_pct(ks[k]['server_cpu_pct'])}/{fmt.fmt_pct(ks[k]['client_cpu_pct'])}" for k in KINDS)
             + "; rounds ok: " + "/".join(str(ks[k]["rounds_ok"]) for k in KINDS))
     lines.append("")
     lines.append("targets:")
     for t in result["targets"]:
-        vals = ", ".join(f"{k} {bench.fmt_x(x) if t['metric'].startswith('rps/') else x}" for k, x in t["values"].items())
+        vals = ", ".join(f"{k} {fmt.fmt_x(x) if t['metric'].startswith('rps/') else x}" for k, x in t["values"].items())
         lines.append(f"  [{'met' if t['met'] else 'MISSED'}] {t['target']}: {vals or 'none'}")
     return "\n".join(lines) + "\n"
 

@@ -12,45 +12,6 @@ allocator, ld.so) charged to the group that called them, and the sum of
 lstack's and lwIP's groups ("lstack + lwIP"); then the K
 costliest functions, and how often the functions named with --calls were
 called. Stdlib only (and binutils' nm for --maps).
-
-Idle poll rounds (--idle, --busy-rounds). The stack polls while it waits,
-so a run counts, besides the work of its requests, the rounds that found
-nothing: as many as fit in the time the server waited for the client,
-which depends on the client's speed and the machine's load, not on the
-stack (the same build's lstack + lwIP per request moved by 4% between two
-runs), and a cheaper idle round only makes more of them. IDLE_CALLGRIND.OUT
-is a dump of the same process over a time with no traffic: its cost per
-poll round (per call of stack_poll), per group and per function, is what an
-idle round costs. B is the number of rounds of the benchmark that received
-a frame (stackctl's busy_polls over the run); the benchmark's other rounds
-(its stack_poll calls - B) were idle, and their estimated cost is taken
-out: "work" is what is left, per request. It still holds the per-round work
-of the busy rounds (the burst call, the timers, the flush).
-
-lwIP runs from a private copy in a memfd per stack (lstack/stack/lwip_load.c
-dlopens /proc/self/fd/N; /proc/PID/maps names it "/memfd:lstack-lwip-K
-(deleted)"). Valgrind cannot read such a file: its functions show up as
-bare addresses in object "???" (an object valgrind does name
-"/proc/self/fd/N" or "...lstack-lwip..." is lwIP as well). --maps (a copy
-of /proc/PID/maps of the profiled process) gives each copy's load address,
-so those addresses are counted as lwIP and named after the symbols of
---lwip, the file the copies were made of: default the build's
-lstack/stack/lwip/liblstack_lwip.so next to this script (build/), or, for a
-build of before lstack's own lwIP, Debian's liblwip.so.0. Ours has a full
-symbol table, so static functions get their own names; Debian's is
-stripped, so a static function is named after the exported one before it
-("tcp_input+"). Without debug info valgrind makes a "function" of each call
-target and charges it everything executed until the next call, so a name
-is approximate: the function called, and the static helpers it jumps into
-(lwIP's calls to its own exported functions go through its PLT: a PLT
-entry is named after the function it leads to).
-
-Callgrind's format (the parts used): "ob=", "fl=", "fn=" name the current
-object, file and function, with "(id) name" compression; "cob=", "cfn="
-name a call's target; a "calls=" line is followed by one cost line that is
-the call's inclusive cost (not self cost), and the "cob=" before it holds
-for that call only; every other cost line
-"<position> <Ir>" is self cost of the current function.
 """
 import bisect
 import os
@@ -58,6 +19,45 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
+
+# Idle poll rounds (--idle, --busy-rounds). The stack polls while it waits,
+# so a run counts, besides the work of its requests, the rounds that found
+# nothing: as many as fit in the time the server waited for the client,
+# which depends on the client's speed and the machine's load, not on the
+# stack (the same build's lstack + lwIP per request moved by 4% between two
+# runs), and a cheaper idle round only makes more of them. IDLE_CALLGRIND.OUT
+# is a dump of the same process over a time with no traffic: its cost per
+# poll round (per call of stack_poll), per group and per function, is what an
+# idle round costs. B is the number of rounds of the benchmark that received
+# a frame (stackctl's busy_polls over the run); the benchmark's other rounds
+# (its stack_poll calls - B) were idle, and their estimated cost is taken
+# out: "work" is what is left, per request. It still holds the per-round work
+# of the busy rounds (the burst call, the timers, the flush).
+#
+# lwIP runs from a private copy in a memfd per stack (lstack/stack/lwip_load.c
+# dlopens /proc/self/fd/N; /proc/PID/maps names it "/memfd:lstack-lwip-K
+# (deleted)"). Valgrind cannot read such a file: its functions show up as
+# bare addresses in object "???" (an object valgrind does name
+# "/proc/self/fd/N" or "...lstack-lwip..." is lwIP as well). --maps (a copy
+# of /proc/PID/maps of the profiled process) gives each copy's load address,
+# so those addresses are counted as lwIP and named after the symbols of
+# --lwip, the file the copies were made of: default the build's
+# lstack/stack/lwip/liblstack_lwip.so next to this script (build/), or, for a
+# build of before lstack's own lwIP, Debian's liblwip.so.0. Ours has a full
+# symbol table, so static functions get their own names; Debian's is
+# stripped, so a static function is named after the exported one before it
+# ("tcp_input+"). Without debug info valgrind makes a "function" of each call
+# target and charges it everything executed until the next call, so a name
+# is approximate: the function called, and the static helpers it jumps into
+# (lwIP's calls to its own exported functions go through its PLT: a PLT
+# entry is named after the function it leads to).
+#
+# Callgrind's format (the parts used): "ob=", "fl=", "fn=" name the current
+# object, file and function, with "(id) name" compression; "cob=", "cfn="
+# name a call's target; a "calls=" line is followed by one cost line that is
+# the call's inclusive cost (not self cost), and the "cob=" before it holds
+# for that call only; every other cost line
+# "<position> <Ir>" is self cost of the current function.
 
 # The file the stacks copy lwIP from (lstack/meson.build, LSTACK_LWIP_SO),
 # in the default build tree; before lstack built its own: Debian's.

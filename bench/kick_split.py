@@ -1,31 +1,31 @@
 #!/usr/bin/env python3
 """kick_split.py - split a server's perf samples (perf record -a -g) into
-what its af_xdp tx kick is made of (issue 11).
+what its af_xdp tx kick is made of.
 
     perf script -i perf.data -F cpu,pid,ip,sym,dso | kick_split.py PID [CPU] [lstack|kernel]
-
-Reads `perf script` output with call chains (leaf first), keeps the samples
-of process PID (on CPU if given) and puts each into one bucket: the
-leaf-most frame found in a bucket's marker set decides (so a copy under
-the skb build is the build's, a wake-up under the client's TCP receive is
-the wake-up's). Buckets inside the kick (a sample whose chain holds
-__x64_sys_sendto): af_xdp's own transmit (the descriptor, the skb, the
-copy), veth's xmit, softirq entry (bottom halves enabled again), the
-client namespace's IP and TCP receive, the wake-up of the reader
-(ep_poll_callback, try_to_wake_up, the IPI), the system call's entry and
-exit. Outside the kick: recvfrom (the af_xdp rx wake-up), other kernel,
-and user space by object. Prints % of the process's samples and, with
-REQUESTS given (env; HZ: the sampling rate, default 2000), microseconds
-per request at the sampling rate.
-
-"kernel": the same split of a kernel redis-server, whose sends are its
-write() calls (TCP send, IP output, veth, and then the same client
-receive at bottom-half enable): what the kernel server pays for the
-client on its core, in the same buckets.
 """
 import os
 import re
 import sys
+
+# Reads `perf script` output with call chains (leaf first), keeps the samples
+# of process PID (on CPU if given) and puts each into one bucket: the
+# leaf-most frame found in a bucket's marker set decides (so a copy under
+# the skb build is the build's, a wake-up under the client's TCP receive is
+# the wake-up's). Buckets inside the kick (a sample whose chain holds
+# __x64_sys_sendto): af_xdp's own transmit (the descriptor, the skb, the
+# copy), veth's xmit, softirq entry (bottom halves enabled again), the
+# client namespace's IP and TCP receive, the wake-up of the reader
+# (ep_poll_callback, try_to_wake_up, the IPI), the system call's entry and
+# exit. Outside the kick: recvfrom (the af_xdp rx wake-up), other kernel,
+# and user space by object. Prints % of the process's samples and, with
+# REQUESTS given (env; HZ: the sampling rate, default 2000), microseconds
+# per request at the sampling rate.
+#
+# "kernel": the same split of a kernel redis-server, whose sends are its
+# write() calls (TCP send, IP output, veth, and then the same client
+# receive at bottom-half enable): what the kernel server pays for the
+# client on its core, in the same buckets.
 
 MARKERS = [
     # (bucket, frames) - checked leaf first; the first frame that is in a set wins

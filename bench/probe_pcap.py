@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """probe_pcap.py - where an established connection's request/reply time
-goes, from two packet captures (issue 10, bench/syn_flood.sh SF_CAPTURE).
+goes, from two packet captures (bench/syn_flood.sh SF_CAPTURE).
 
     probe_pcap.py CLIENT_PCAP SERVER_PCAP [--port 6379] [--skip-src 198.19.0.5]
 
@@ -10,32 +10,32 @@ same probe (tcpdump -j host --time-stamp-precision=nano: one clock). The
 connection to PORT with the most requests is the established one (the
 probe's other connections are its new-connection checks). A request is the
 client's data from its first segment after the server's previous reply up to
-the segment the reply acknowledges; for each request:
-
-  t1  its first segment leaves the client's veth (client capture, transmit)
-  t2  its last segment reaches the server's veth (server capture, receive:
-      the frame is then in lstack's af_packet ring, or entering the kernel's
-      IP receive)
-  t3  the reply reaches the client's veth (client capture, receive)
-
-and prints p50 / p99 / max of
-  wire    t3 - t1: the round trip seen at the client's veth, without the
-          probe process's own scheduling (its send and its wake-up),
-  to-srv  t2 - t1: the client side's transmit path into the server's veth
-          (the per-CPU backlog queue it shares with the flood's SYNs),
-  server  t3 - t2: the server, from its veth's receive of the request to
-          the reply's arrival at the client's veth (for lstack: the frames
-          ahead of it in the ring, the poll round, redis, the send).
-
-The probe's own figure (bench/syn_flood.sh prints it) minus `wire` is the
-probe process's scheduling on the client's CPU.
-
-Only the standard library: pcap (microsecond or nanosecond), Ethernet,
-IPv4, TCP. Frames that are not TCP to or from PORT are ignored.
+the segment the reply acknowledges; the split of each request follows.
 """
 import argparse
 import struct
 import sys
+
+#   t1  its first segment leaves the client's veth (client capture, transmit)
+#   t2  its last segment reaches the server's veth (server capture, receive:
+#       the frame is then in lstack's af_packet ring, or entering the kernel's
+#       IP receive)
+#   t3  the reply reaches the client's veth (client capture, receive)
+#
+# and prints p50 / p99 / max of
+#   wire    t3 - t1: the round trip seen at the client's veth, without the
+#           probe process's own scheduling (its send and its wake-up),
+#   to-srv  t2 - t1: the client side's transmit path into the server's veth
+#           (the per-CPU backlog queue it shares with the flood's SYNs),
+#   server  t3 - t2: the server, from its veth's receive of the request to
+#           the reply's arrival at the client's veth (for lstack: the frames
+#           ahead of it in the ring, the poll round, redis, the send).
+#
+# The probe's own figure (bench/syn_flood.sh prints it) minus `wire` is the
+# probe process's scheduling on the client's CPU.
+#
+# Only the standard library: pcap (microsecond or nanosecond), Ethernet,
+# IPv4, TCP. Frames that are not TCP to or from PORT are ignored.
 
 
 def read_pcap(path):

@@ -13,7 +13,8 @@
 # libc, the allocator, and lstack + lwIP; per request. Everything is
 # removed on exit; the callgrind file, a copy of /proc/PID/maps and the
 # split stay in --out (default bench/results/profile-<UTC timestamp>/).
-#
+set -u
+
 # Before the benchmark, --idle SECONDS (default 3) of no traffic get a dump
 # of their own: the cost of an idle poll round. With the stack's busy_polls
 # over the benchmark (stackctl), the split also gives the benchmark's work
@@ -41,7 +42,6 @@
 # DPDK runs with --no-huge under valgrind (it cannot map hugepages there);
 # the instruction counts do not depend on the page size.
 # shellcheck source-path=SCRIPTDIR/..
-set -u
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD:-build}"

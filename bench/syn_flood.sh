@@ -1,152 +1,46 @@
 #!/usr/bin/env bash
 # syn_flood.sh - an established connection's latency with and without a SYN
-# flood, lstack against the kernel (issue #10: "established connections
-# served during the flood with p99 at most 2x the no-flood run").
+# flood, lstack against the kernel (the target: the flood's p99 at most 2x
+# the no-flood run's). Brings up its own bed ("${LSTACK_TB:-lstk}sf",
+# removed on exit); for each target starts redis-server, then from the
+# client namespace runs `redis_resp.py probe` (a PING a millisecond on one
+# connection, a new connection every 0.5 s) for FLOOD_S seconds without a
+# flood, then during `hping3 -S --flood` from a spoofed source, and prints
+# both probes' p50/p99, the ratio of the p99s and (lstack) the stack's SYN
+# counters. Pinning: redis-server on SERVER_CPU (1), hping3 and the probe
+# on FLOOD_CPU (0).
 #
-#   [LSTACK_TB=x] bench/syn_flood.sh [BUILD_DIR] [lstack|kernel|both]
+#   [LSTACK_TB=x] [VAR=value...] bench/syn_flood.sh [BUILD_DIR] [lstack|kernel|both]
 #
-# Brings up its own namespace bed ("${LSTACK_TB:-lstk}sf", removed on exit)
-# and, for each target (default both, lstack first), starts redis-server in
-# the server namespace, then from the client namespace:
-#   1. `redis_resp.py probe` for FLOOD_S seconds without a flood: one
-#      established connection sending PING every millisecond (p50/p99/max)
-#      and a new connection (connect + PING) every 0.5 s;
-#   2. `hping3 -S -p PORT --flood -a 198.19.0.5 TARGET` (a spoofed source
-#      beyond the bed's subnet: the SYN-ACKs go to the gateway, the client
-#      namespace's kernel, which drops them; nothing resets the half-open
-#      connections), and after 1 s the same probe for FLOOD_S seconds;
-#   3. prints both probes, hping3's count, and (lstack) the stack's SYN
-#      counters and its rounds over the flood (frames per busy round: a round
-#      that takes a full burst, nic_read_number, found the port's receive
-#      ring backed up).
-# The summary line per target: no-flood and flood p50/p99 and the ratio of
-# the p99s (the target: at most 2).
-#
-# Pinning (2 cores): redis-server (every thread) on SERVER_CPU (default 1),
-# hping3 and the probe on FLOOD_CPU (default 0). The kernel redis then
-# handles each SYN in hping3's own softirq on FLOOD_CPU, while lstack's
-# redis polls on SERVER_CPU and does the SYN work there; the probe competes
-# with hping3 for FLOOD_CPU in both runs, and without a flood has it to
-# itself. Other load on the machine moves every figure: print `uptime`
-# beside them (the script does).
-#
-# Environment: FLOOD_S (10), SERVER_CPU (1), FLOOD_CPU (0), NEW_EVERY (0.5),
-# SF_CONF_EXTRA (more lstack.conf lines, e.g. 'nic_read_number = 32;'),
-# SF_NICE=N (a nice value, e.g. -10, for redis, hping3 and the probe
-# alike: less noise from other load on a shared machine; default none),
-# SF_FLOOD_NICE=N (a nice value for hping3 alone, e.g. 19: the probe then
-# preempts the flooder on FLOOD_CPU at once, so the probe's p99 shows the
-# server and not the client CPU's time slices; a flood from another machine
-# would not share the probe's CPU at all; default: hping3 runs at SF_NICE),
-# SF_PERF=FILE (perf record of SERVER_CPU for 4 s of the flood into
-# FILE.<target>; the script prints the top of `perf report --sort
-# comm,dso,sym`: where the server CPU's time goes, kernel work included).
-# Scheduling of the client CPU (FLOOD_CPU), applied to both targets alike:
-# SF_PROBE_RT=N runs the probe at SCHED_FIFO priority N (`chrt -f N`: it
-# preempts hping3 as soon as a reply wakes it), SF_FLOOD_IDLE=1 runs hping3
-# at SCHED_IDLE (`chrt -i 0`: it gets FLOOD_CPU only when nothing else wants
-# it), SF_FLOOD_RATE=U sends one SYN every U microseconds (`hping3 -i uU`)
-# instead of `--flood`, SF_PROBE_PIECES=1 sends each PING in the four writes
-# (four segments) the probe used before session 8.
-# The SYN-ACKs: the server namespace has no default route, so with the
-# default source (198.19.0.5, beyond the subnet) the kernel server cannot
-# route a single SYN-ACK (it sends none: hping3 in interval mode, which
-# counts replies, saw 0 from the kernel and 97 % from lstack), while lstack
-# sends each to its gateway, the client namespace, whose kernel receives,
-# routes and drops it inside lstack's af_packet send on SERVER_CPU (3-6 us
-# a frame on this bed). Three ways to treat both alike:
-# SF_SRV_ROUTE=1 adds `default via` the client's address to the server
-# namespace, so that the kernel server sends its SYN-ACKs too (from the
-# flood's softirq on FLOOD_CPU); SF_SPOOF=ADDR sets hping3's source:
-# an address on the bed's subnet that nothing answers ARP for (198.18.0.99)
-# stops both servers' SYN-ACKs at ARP resolution (lwIP keeps one frame per
-# pending entry, Linux a short queue): the servers' SYN handling alone, as
-# on a NIC whose transmit costs a descriptor write; SF_CLIENT_RPS=1 steers
-# the client veth's receive work to FLOOD_CPU (RPS, rps_cpus), so that the
-# client namespace's receive of the server's frames runs on the client's
-# CPU (as on a client machine) and not inside lstack's send on SERVER_CPU
-# (on this VM it costs an IPI a frame, and takes CPU from hping3).
-# SF_CLI_SINK=1 gives the client namespace somewhere to send the SYN-ACKs:
-# IP forwarding on and a default route into an interface that drops what
-# it is given (sfsink: one end of a veth pair whose other end is down, ARP
-# off, and a gateway on it, so one neighbour entry and not one per
-# destination, which --rand-source would churn; this kernel has no dummy). Without it the client namespace, which
-# has no route to the spoofed sources, makes an uncached route entry for
-# every SYN-ACK it receives (inside the server's send, on SERVER_CPU) and
-# frees it through RCU: ksoftirqd on SERVER_CPU then preempts the polling
-# redis (docs/reliability.md, session 9). With the sink the route is the
-# nexthop's cached one; for both servers alike (with SF_SRV_ROUTE=1).
-# SF_RAND_SOURCE=1: `hping3 --rand-source` instead of `-a SF_SPOOF` (random
-# sources: the SYN-ACKs go to the gateway as above; not with SF_CAPTURE).
-# SF_SERVER_NICE=N: redis alone at nice N (other load on SERVER_CPU then
-# takes less of it; both targets alike).
-# SF_SCHED=1 prints, over each probe, what ran on SERVER_CPU besides redis:
-# ksoftirqd/SERVER_CPU's run time and time slices (softirq work the kernel
-# deferred from the senders' bh-enable: it competes with a busy-polling
-# redis for the CPU), redis's run and wait time and its involuntary
-# context switches, and the CPU's NET_RX/NET_TX softirq counts;
-# SF_SCHED=FILE also takes `perf sched record -C SERVER_CPU` for 3 s of the
-# flood into FILE.<target> and prints `perf sched latency` of it.
-# SF_CAPTURE=1 takes a packet capture on the client's and on the server's
-# veth during each probe (tcpdump, filtered to the port and not the spoofed
-# source, pinned to FLOOD_CPU) and prints bench/probe_pcap.py's split of
-# the established connection's time: `wire` (round trip at the client's
-# veth, without the probe process's scheduling), `to-srv` and `server`
-# (from the server veth's receive of the PING to the reply at the client);
-# the RESULT line then also gives the wire p99s and their ratio.
-# SF_SRV_DROP=1 keeps the server namespace's own kernel from routing the
-# frames addressed to the stack: af_packet hands lstack a copy of each frame
-# and the kernel's IP input gets the frame too; for the stack's address,
-# not local there and not forwarded, it makes an uncached "unreachable"
-# route entry per frame and frees it through RCU, on the CPU that ran the
-# veth's receive (the flooder's, FLOOD_CPU), where RCU callbacks run in
-# whatever task holds it, the probe too (session 10: `dst_destroy` in the
-# probe's samples during its slow PINGs; with this knob the flood's
-# 0.2-0.3 ms mode stayed: most of those entries were hping3's own, see
-# SF_CLI_GW). A raw-table PREROUTING drop
-# of the stack's address (iptables, before the route lookup; af_packet's
-# tap has its copy by then) stops that; on a NIC the kernel never sees the
-# stack's frames. Needs iptables (Debian package `iptables`).
-# SF_HIST=1 prints each probe's latency histogram; SF_DUMP=DIR writes each
-# probe's PINGs (send time, latency, flood or not) to DIR/<target>-<phase>.txt
-# (the slow PINGs' times, to set beside other traces).
-# SF_INTERLEAVE=W (seconds, e.g. 1) adds a third probe of 2 x FLOOD_S
-# seconds after the flood probe, the flood still on, in which the probe
-# stops hping3 (SIGSTOP) and lets it go on (SIGCONT) every W seconds
-# (`redis_resp.py probe --toggle`): flood and no-flood PINGs interleaved in
-# the same seconds, so that a disturbance of the machine falls on both
-# alike; a PING less than SF_GUARD seconds (0.05) after a stop still counts
-# as flood (the stack may be draining its ring). Its RESULT line gives both
-# p99s and their ratio beside the back-to-back method's.
-# SF_CLI_SPIN=1 keeps FLOOD_CPU busy in every phase with a SCHED_IDLE
-# spinner (`chrt -i 0`: the probe, SCHED_FIFO with SF_PROBE_RT, and hping3
-# preempt it at once): without it the client's CPU idles between PINGs only
-# when there is no flood, and on this VM an idle vCPU halts, so the no-flood
-# PINGs alone pay the host's wake-up of the probe's CPU (1-7 ms stretches
-# when the host is busy, docs/reliability.md session 10), which the flood,
-# keeping that CPU busy, hides. A client on another machine than the flood
-# would not see its CPU's state change with the flood.
-# SF_CLI_GW=1 gives the client namespace a host route to each server's
-# address through that address itself (`ip route add A/32 via A onlink`):
-# the same neighbour, the same frames. hping3 sends through a raw socket
-# that writes its own IP header (IPPROTO_RAW), and Linux looks up such a
-# send's route with FLOWI_FLAG_KNOWN_NH, which skips the nexthop's cached
-# route unless the nexthop is a link-scope gateway (`__mkroute_output`):
-# on the bed's connected route every SYN allocates an uncached route entry
-# in hping3's sendto, and frees it through RCU on the flooder's CPU, in
-# whatever task holds FLOOD_CPU when the callbacks run, the real-time probe
-# too (session 11: perf of `kmem:kmem_cache_alloc` -g on FLOOD_CPU, 27,608
-# of 28,280 route-entry allocations in 1 s of flood from `raw_sendmsg`; 0
-# with this route). A flood from another machine pays that on its own CPU;
-# both targets alike. SF_DST=1 prints the route-entry allocations on
-# FLOOD_CPU over 1 s of the flood by caller, before the flood probe starts
-# (`perf record -e kmem:kmem_cache_alloc -g`; it slows the flood meanwhile).
-# Every run prints the client veth's frames over the flood (SYNs out,
-# server replies in) and the client's frame rate during the flood probe;
-# a flood probe without a flood (under 20,000 frames/s: hping3's time
-# bound ran out before the probe ended) is marked NO FLOOD.
+# Variables (below): the two servers' treatment alike on this bed, traces.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
+
+# Variables (every one applies to both targets alike):
+#   FLOOD_S (10), SERVER_CPU (1), FLOOD_CPU (0), NEW_EVERY (0.5 s)
+#   SF_CONF_EXTRA      more lstack.conf lines
+#   SF_NICE=N          nice for redis, hping3 and the probe; SF_FLOOD_NICE=N: hping3 alone
+#   SF_SERVER_NICE=N   redis alone
+#   SF_PROBE_RT=N      the probe at SCHED_FIFO N; SF_FLOOD_IDLE=1: hping3 at SCHED_IDLE
+#   SF_FLOOD_RATE=U    one SYN every U us instead of --flood
+#   SF_PROBE_PIECES=1  each PING in four writes (four segments)
+#   SF_SPOOF=ADDR      hping3's source (198.19.0.5, beyond the subnet); SF_RAND_SOURCE=1: random
+#   SF_SRV_ROUTE=1     a default route in the server namespace (the kernel sends its SYN-ACKs too)
+#   SF_CLIENT_RPS=1    the client veth's receive steered to FLOOD_CPU
+#   SF_CLI_SINK=1      the client namespace forwards the SYN-ACKs into a sink (a cached route,
+#                      not one uncached route entry per SYN-ACK freed through RCU)
+#   SF_CLI_GW=1        a host route to each server through itself: hping3's raw sends then use
+#                      the nexthop's cached route instead of an uncached entry per SYN
+#   SF_SRV_DROP=1      a raw-table drop of the stack's address in the server namespace
+#                      (af_packet's copy is taken first; the kernel's IP input then makes no
+#                      route entry per frame)
+#   SF_CLI_SPIN=1      a SCHED_IDLE spinner on FLOOD_CPU in every phase (an idle vCPU's
+#                      wake-up otherwise lands on the no-flood PINGs only)
+#   SF_INTERLEAVE=W    a third probe that stops and resumes hping3 every W seconds (flood and
+#                      no-flood PINGs in the same seconds); SF_GUARD (0.05 s)
+#   SF_PERF=FILE, SF_SCHED=1|FILE, SF_DST=1, SF_CAPTURE=1 (bench/probe_pcap.py),
+#   SF_HIST=1, SF_DUMP=DIR  traces of the server CPU, the scheduler, route-entry
+#                      allocations, packet captures, histograms, per-PING dumps
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 WHICH="${2:-both}"

@@ -3,7 +3,16 @@
  * to, learnt from registrations and from what clients send. Pure: frame
  * bytes in, a verdict out; no DPDK, no I/O, no allocation after init.
  * One thread (ltran's loop) at a time.
- *
+ * Design: docs/design.md#ltran-learns-listeners-from-registrations-and-connections-from-syn-acks
+ */
+#ifndef LTRAN_DISPATCH_H
+#define LTRAN_DISPATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
  * The design, simplest robust one:
  *  - clients register their address (REGISTER) and each listener (LISTEN:
  *    explicit, because a listener sends nothing ltran could learn from);
@@ -20,19 +29,7 @@
  *    the first client registered with the destination address;
  *  - what a client sends to a registered address (ldisp_local) is handled
  *    as if received (hairpin), after it was learnt from.
- * Rejected: learning listeners from traffic (a listener sends nothing before
- * its first SYN must be delivered); a callback from lwIP per connection (one
- * message per connection over the socket; the tx path sees every SYN-ACK
- * anyway); expiry timers for 4-tuples (an entry is replaced by the next SYN
- * of the same 4-tuple; when the table is full, unlearnt connections still
- * reach the listener's owner, the usual case).
  */
-#ifndef LTRAN_DISPATCH_H
-#define LTRAN_DISPATCH_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #define LDISP_MAX_CLIENTS 32
 #define LDISP_MAX_LISTEN 1024

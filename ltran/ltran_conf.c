@@ -3,9 +3,7 @@
  *
  * Owns: defaults, ranges and the report of bad values. Every problem is
  * named with file:line and the key; all of them are reported, not the first.
- * Rejected: sharing lstack.conf's parser (its table is lstack's struct and
- * its kinds; ltran's keys are few and of three kinds); silently ignoring an
- * unknown key (Gazelle does: a typo then configures nothing).
+ * Design: docs/design.md#ltranconf-has-its-own-small-parser
  */
 #include <errno.h>
 #include <libconfig.h>

@@ -9,9 +9,7 @@
  * with one poll() of timeout 0: requests are rare (start-up, listen, close
  * of a listener); ltran's idle sleep waits on the same fds
  * (ltran_ctl_pollfds), so a request or a closed peer also ends it.
- * Rejected: a thread for the socket (the dispatch table would need a lock
- * on the per-frame path); a socket per client created by ltran (the
- * client's own connection tells its end for free).
+ * Design: docs/design.md#ltrans-registration-socket-is-served-from-its-loop
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,44 +27,21 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "common/ltran_msg.h"
 #include "ltran.h"
 
-static void peer_reply_fd(int fd, uint16_t type, int32_t status, const void *body, uint32_t len, int pass_fd);
+static const struct ltran_io libc_io = {.sendmsg = sendmsg, .recvmsg = recvmsg, .close = close};
+
+/* A reply, with fd pass_fd (>= 0) passed along (SCM_RIGHTS). Never waits:
+ * a peer whose socket is full misses the reply. */
+static void peer_reply_fd(int fd, uint16_t type, int32_t status, const void *body, uint32_t len, int pass_fd)
+{
+    ltran_msg_send(&libc_io, fd, MSG_NOSIGNAL | MSG_DONTWAIT, type, status, body, len, pass_fd);
+}
 
 static void peer_reply(int fd, uint16_t type, int32_t status, const void *body, uint32_t len)
 {
     peer_reply_fd(fd, type, status, body, len, -1);
-}
-
-/* A reply, with fd pass_fd (>= 0) passed along (SCM_RIGHTS). */
-static void peer_reply_fd(int fd, uint16_t type, int32_t status, const void *body, uint32_t len, int pass_fd)
-{
-    uint8_t buf[sizeof(struct ltran_hdr) + sizeof(struct ltran_stats) +
-                LTRAN_MAX_CLIENTS * sizeof(struct ltran_client_info)];
-    struct ltran_hdr h = {.magic = LTRAN_MAGIC, .version = LTRAN_VERSION, .type = type, .status = status,
-                          .len = len};
-    if (len > sizeof(buf) - sizeof(h))
-        return;
-    memcpy(buf, &h, sizeof(h));
-    if (len > 0)
-        memcpy(buf + sizeof(h), body, len);
-    struct iovec iov = {.iov_base = buf, .iov_len = sizeof(h) + len};
-    union {
-        char b[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } cm;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (pass_fd >= 0) {
-        memset(&cm, 0, sizeof(cm));
-        mh.msg_control = cm.b;
-        mh.msg_controllen = sizeof(cm.b);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-    }
-    sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 /* Remove the multi-process socket EAL made for the client's pid in ltran's
@@ -200,34 +175,6 @@ static uint32_t stats_body(struct ltran *l, uint8_t *buf)
     return (uint32_t)(sizeof(st) + n * sizeof(struct ltran_client_info));
 }
 
-/* One message and at most one fd passed with it (*passed, else -1). */
-static ssize_t recv_msg(int fd, uint8_t *buf, size_t len, int *passed)
-{
-    struct iovec iov = {.iov_base = buf, .iov_len = len};
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 4)];
-        struct cmsghdr align;
-    } cm;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf)};
-    ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-    if (n < 0)
-        return n;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < nfd; i++) {
-            int f;
-            memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            if (*passed < 0)
-                *passed = f;
-            else
-                close(f); /* one is all a message may carry */
-        }
-    }
-    return n;
-}
-
 static bool serve_msg(struct ltran *l, int p, const uint8_t *msg, ssize_t n, int *passed);
 
 /* Serve one message of peer p. Returns false if the peer must be closed. */
@@ -236,7 +183,7 @@ static bool serve(struct ltran *l, int p)
     int fd = l->peers[p].fd;
     uint8_t msg[sizeof(struct ltran_hdr) + 256];
     int passed = -1; /* an fd that came with the message (REGISTER's eventfd) */
-    ssize_t n = recv_msg(fd, msg, sizeof(msg), &passed);
+    ssize_t n = ltran_msg_recv(&libc_io, fd, MSG_DONTWAIT | MSG_CMSG_CLOEXEC, msg, sizeof(msg), &passed);
     bool keep = serve_msg(l, p, msg, n, &passed);
     if (passed >= 0)
         close(passed); /* not taken */
@@ -252,10 +199,7 @@ static bool serve_msg(struct ltran *l, int p, const uint8_t *msg, ssize_t n, int
     if (n == 0)
         return false;
     struct ltran_hdr h;
-    if ((size_t)n < sizeof(h))
-        return false;
-    memcpy(&h, msg, sizeof(h));
-    if (h.magic != LTRAN_MAGIC)
+    if (ltran_msg_header(msg, (size_t)n, &h) != 0)
         return false;
     if (h.version != LTRAN_VERSION) {
         peer_reply(fd, h.type, -EPROTONOSUPPORT, NULL, 0);

@@ -3,20 +3,12 @@
  * the port, on an af_packet port (the interface is the port's
  * dev_info.if_index; af_xdp's frames are redirected to their socket before
  * the kernel's packet taps see them, so not there): a packet socket on that
- * interface whose filter
- * drops everything while ltran works and keeps one byte of each frame while
+ * interface whose filter drops everything while ltran works and keeps one byte of each frame while
  * it sleeps; its readability rings ltran awake. ltran never takes frames
  * from it (the PMD does); it only empties it after a sleep.
  *
  * Owns the socket, its two filters and the arm / disarm / drain steps.
- * The race of a frame that reaches the port's queue between ltran's last
- * poll and the arming is closed by the caller: it polls the port once more
- * after arming (ltran_wake.c).
- * Rejected: rte_eth_dev_rx_intr_* (neither af_packet nor af_xdp has rx
- * interrupts in DPDK 22.11; a PCI NIC's would be the next step); reaching
- * into the PMD's private data for its socket (no API, layout changes with
- * every DPDK); an always-open socket (a copy of every frame to the kernel's
- * queue while busy: the filter toggles only around sleeps).
+ * Design: docs/design.md#ltran-sleeps-on-a-packet-socket-doorbell
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -28,6 +20,12 @@
 #include <arpa/inet.h>
 
 #include "ltran.h"
+
+/*
+ * The race of a frame that reaches the port's queue between ltran's last
+ * poll and the arming is closed by the caller: it polls the port once more
+ * after arming (ltran_wake.c).
+ */
 
 static struct sock_filter drop_all[] = {{BPF_RET | BPF_K, 0, 0, 0}};
 static struct sock_filter keep_byte[] = {{BPF_RET | BPF_K, 0, 0, 1}};

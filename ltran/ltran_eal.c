@@ -7,9 +7,7 @@
  * --base-virtaddr unless given: see LTRAN_BASE_VIRTADDR) and the
  * removal of the run directory (/var/run/dpdk/<prefix>) and of the
  * hugepage files <hugetlbfs mount>/<prefix>map_* at exit.
- * Rejected: --in-memory (what a direct lstack uses: no file, so no
- * secondary can map the memory); --huge-unlink (DPDK 22.11 secondaries
- * open the hugepage files by name).
+ * Design: docs/design.md#ltrans-eal-memory-is-file-backed
  */
 #include <dirent.h>
 #include <errno.h>

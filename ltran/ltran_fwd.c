@@ -4,7 +4,18 @@
  * client addresses are answered and unclaimed SYNs reset in place; then
  * each client's tx ring is drained (dispatch learns connections from it) and
  * everything goes out in one tx batch.
- *
+ * Design: docs/design.md#ltran-forwards-mbufs-by-pointer
+ */
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "ltran.h"
+
+/*
  * Owns the per-frame path: no allocation, no syscall apart from the PMD's
  * own (af_packet's tx does a send()), a copy only for an ARP frame that
  * several clients share an address for. The cost is measured by the TSC:
@@ -26,18 +37,7 @@
  * A client that sleeps (low_power_mode) is woken after its frames are on
  * its ring (ltran_wake.c: a fence and a load per round, a write() only for
  * a sleeper).
- * Rejected: a copy per frame into per-client pools (the pool is shared: a
- * frame moves by pointer); one tx burst per client ring (fewer, larger
- * bursts are cheaper on the port).
  */
-#include <string.h>
-
-#include <rte_cycles.h>
-#include <rte_ethdev.h>
-#include <rte_mbuf.h>
-#include <rte_ring.h>
-
-#include "ltran.h"
 
 #define TX_MAX (LTRAN_BURST * 4)
 #define TX_RETRIES 4

@@ -5,13 +5,13 @@
  *   ltran [-c FILE]     run (FILE: $LTRAN_CONF_PATH, else /etc/gazelle/ltran.conf)
  *   ltran --check -c F  parse the configuration, report, exit
  *   ltran --keys        print the ltran.conf keys
+ *   ltran --version     print lstack's version
  *
  * Owns start-up order (conf, EAL, port and pool, dispatch table, socket),
  * the loop (forwarding round; the socket every millisecond by the TSC; the
  * idle sleep of low_power_mode, ltran_wake.c) and shut-down on SIGINT/SIGTERM (clients
  * see the socket close; DPDK's files are removed).
- * Rejected: a forwarding thread per port or per client (one port, and the
- * dispatch table has one writer this way).
+ * Design: docs/design.md#ltran-is-one-thread
  */
 #include <errno.h>
 #include <signal.h>
@@ -37,7 +37,7 @@ static void on_signal(int sig)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: ltran [-c FILE] [--check] | ltran --keys\n");
+    fprintf(stderr, "usage: ltran [-c FILE] [--check] | ltran --keys | ltran --version\n");
     return 2;
 }
 
@@ -89,6 +89,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--keys") == 0) {
             ltran_conf_print_keys(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+            printf("ltran (lstack %s), protocol version %d\n", LSTACK_VERSION, LTRAN_VERSION);
             return 0;
         } else if (strcmp(argv[i], "--check") == 0) {
             check = true;

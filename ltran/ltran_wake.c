@@ -4,39 +4,7 @@
  * struct ltran_wake_zone of common/ltran_proto.h), waking the clients that
  * sleep on their eventfd when frames went on their rx ring, and ltran's own
  * idle sleep.
- *
- * ltran's sleep: after LTRAN_IDLE_US without a frame moved (up to
- * LTRAN_SPIN_MAX_US while frames have been coming that close together,
- * common/idle_gap.h, yielding meanwhile: a -c 1 ping-pong's next request
- * then finds ltran awake; its -c 1 p99 fell from 0.29-0.73 to 0.22-0.41 ms
- * with this part alone, docs/performance.md), it sleeps in
- * one ppoll() on its eventfd (written by a client that put frames on its tx
- * ring while ltran's word is set, lstack/nic/ltran_nic.c) and, where the
- * port is af_packet on a kernel interface, the port's doorbell
- * (ltran_doorbell.c: readable when a frame comes) and the control socket's
- * fds (a request, a new peer or a closed one: ltran_ctl_pollfds), up to
- * LTRAN_BELL_SLEEP_US (100 ms; each of those ends it, nothing else needs
- * ltran, and the bound only caps a wake-up that was lost). Until session 9
- * that sleep was 1 ms, the control socket's period: ~1,000 wake-ups a
- * second, 3-6 % of a CPU for an idle ltran. Without a doorbell (a PCI port, af_xdp) the
- * sleep is timed: LTRAN_SLEEP_MIN_US at first, doubling up to
- * LTRAN_SLEEP_MAX_US while idle, and a frame from the port waits for its
- * end (that bound is the latency ltran adds). The timer slack of the
- * process is set to 1 us so that a short sleep is short.
- *
- * Waiting for an answer: after ltran woke a sleeping client it stays awake
- * until a client puts frames on its tx ring, up to LTRAN_REPLY_WAIT_US,
- * yielding its CPU in every empty round meanwhile (sched_yield). A request
- * to a sleeping server then costs two wake-ups (ltran by the port, the
- * server by ltran), not three (ltran again by the server's answer). The
- * yield matters: the kernel tends to wake the server on the CPU of its
- * waker, and a spinning ltran there delayed the answer by its whole wait
- * (spaced PINGs' median 0.5 -> 1.2 ms without it, on a quiet 2-vCPU VM).
- * Rejected: a sleep after a count of empty rounds (the time it stands for
- * depends on the machine and its load; the TSC says how long); a futex for
- * the clients' wake-up (ltran could not wait on it and the doorbell at
- * once); a thread per client to wake it (a write() from the loop costs
- * less).
+ * Design: docs/design.md#ltrans-idle-decision-and-its-clients-wake-ups
  */
 #include <errno.h>
 #include <poll.h>
@@ -56,6 +24,32 @@
 #include <rte_ring.h>
 
 #include "ltran.h"
+
+/*
+ * ltran's sleep: after LTRAN_IDLE_US without a frame moved (up to
+ * LTRAN_SPIN_MAX_US while frames have been coming that close together,
+ * common/idle_gap.h, yielding meanwhile: a -c 1 ping-pong's next request
+ * then finds ltran awake), it sleeps in one ppoll() on its eventfd (written by a client that put frames on its tx
+ * ring while ltran's word is set, lstack/nic/ltran_nic.c) and, where the
+ * port is af_packet on a kernel interface, the port's doorbell
+ * (ltran_doorbell.c: readable when a frame comes) and the control socket's
+ * fds (a request, a new peer or a closed one: ltran_ctl_pollfds), up to
+ * LTRAN_BELL_SLEEP_US (100 ms; each of those ends it, nothing else needs
+ * ltran, and the bound only caps a wake-up that was lost). Without a
+ * doorbell (a PCI port, af_xdp) the sleep is timed: LTRAN_SLEEP_MIN_US at first, doubling up to
+ * LTRAN_SLEEP_MAX_US while idle, and a frame from the port waits for its
+ * end (that bound is the latency ltran adds). The timer slack of the
+ * process is set to 1 us so that a short sleep is short.
+ *
+ * Waiting for an answer: after ltran woke a sleeping client it stays awake
+ * until a client puts frames on its tx ring, up to LTRAN_REPLY_WAIT_US,
+ * yielding its CPU in every empty round meanwhile (sched_yield). A request
+ * to a sleeping server then costs two wake-ups (ltran by the port, the
+ * server by ltran), not three (ltran again by the server's answer). The
+ * yield matters: the kernel tends to wake the server on the CPU of its
+ * waker, and a spinning ltran there delayed the answer by its whole wait
+ * (spaced PINGs' median 0.5 -> 1.2 ms without it, on a quiet 2-vCPU VM).
+ */
 
 #define LTRAN_IDLE_US 50
 #define LTRAN_SLEEP_MIN_US 10

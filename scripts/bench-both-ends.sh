@@ -6,6 +6,10 @@
 #   scripts/bench.sh --both-ends [--rounds N] [-n N] [--scenarios 1,5]
 #                    [--out DIR] [--build DIR] [--server-cpu N] [--client-cpu N]
 #
+# Needs root, a built tree, redis-server/-cli/-benchmark, taskset,
+# python3, librte-net-memif23; gnuplot for the chart.
+set -u
+
 # Four kinds of run, the same redis-server binary and flags, the server
 # pinned to --server-cpu (default 1), redis-benchmark to --client-cpu
 # (default 0), the same arguments as bench.sh's scenarios 1-6:
@@ -21,14 +25,11 @@
 # summary.txt (the table, also printed: req/s and p50/p99 per kind, and
 # memif / each kernel kind), chart.png (gnuplot), commands.txt,
 # versions.txt, the two lstack.conf files, raw/<scenario>-r<round>-<kind>/.
-# Targets (issue 11, reported, not enforced): scenario 1 memif >= 5x
+# Targets (reported, not enforced): scenario 1 memif >= 5x
 # kernel-veth and >= 3x kernel-unix; scenario 5 memif >= 250k req/s with
 # p99 <= 20 us.
 #
-# Needs root, a built tree, redis-server/-cli/-benchmark, taskset,
-# python3, librte-net-memif23; gnuplot for the chart.
 # shellcheck source-path=SCRIPTDIR/..
-set -u
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 usage() { sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }

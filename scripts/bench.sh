@@ -1,165 +1,18 @@
 #!/usr/bin/env bash
-# bench.sh - redis-server on the kernel vs the same redis-server under lstack.
+# bench.sh - redis-server on the kernel vs the same redis-server under lstack,
+# side by side in one run (a benchmark, not a test: targets are reported,
+# not enforced). On the test bed's namespace pair (tests/system/testbed.sh):
+# per round and scenario the same redis-server runs on the kernel and under
+# lstack, same flags, same pinned CPU; the same redis-benchmark runs from the
+# client namespace on another CPU; the order alternates each round.
 #
-# One run on the test bed's namespace pair (tests/system/testbed.sh): for each
-# round and scenario, the same /usr/bin/redis-server is started twice, once on
-# the kernel (198.18.0.3, server namespace) and once under lstack (LD_PRELOAD,
-# 198.18.0.2 through DPDK's af_packet on the same veth), with identical flags,
-# pinned to the same CPU; the same redis-benchmark --csv command runs from the
-# client namespace, pinned to another CPU. The order alternates each round
-# (kernel first in odd rounds, lstack first in even ones) so that a slow drift
-# of the machine does not favour one side.
+#   scripts/bench.sh [OPTIONS]          (-h: the options)
 #
-#   scripts/bench.sh [--rounds N] [-n N] [--scenarios 1,3] [--short]
-#                    [--out DIR] [--build DIR] [--server-cpu N] [--client-cpu N]
-#                    [--perf] [--retries N] [--pmd af_xdp|af_packet]
-#                    [--base-build DIR] [--kernel-offload on|off]
-#                    [--client-gro on|off] [--rps on|off] [--rtw] [--rtw-cpus LIST]
-#                    [--io-cpus LIST] [--client-napi off|threaded[:CPU|:any]]
-#
-# --both-ends: a scenario set of its own (scripts/bench-both-ends.sh, which
-# takes --rounds, -n, --scenarios, --out, --build, --server-cpu and
-# --client-cpu): the same scenarios with both ends on lstack over
-# net_memif, against a kernel client and server over the veth pair, over
-# loopback and over a unix socket.
-#
-# --base-build DIR: compare two lstack builds in the same run. A third kind,
-# "base", is the same redis-server under DIR/lstack/liblstack.so (another
-# build tree, e.g. of an earlier commit), on the same address as lstack
-# (198.18.0.2) and its own port 6381, one server at a time like the others,
-# with the same flags, CPU, scenarios and rounds. The order of the three is
-# reversed each round (kernel, lstack, base in odd rounds; base, lstack,
-# kernel in even ones), so each pair swaps places every round. The base
-# build reads lstack-base.conf: lstack.conf less any key that DIR's source
-# tree (found through DIR/meson-info) does not know, since a build rejects
-# unknown keys; the keys left out, if any, are printed and noted in
-# versions.txt. The table adds base/kernel and lstack/base ratios. Relative
-# paths are taken from the source root, as for --build.
-#
-# --rtw: one more kind, "rtw": the same redis-server under the same
-# liblstack.so with stack_thread_mode = "run-to-wakeup" (lstack-rtw.conf:
-# lstack.conf plus that key and num_cpus = --rtw-cpus), on the stack's
-# address (198.18.0.2) and its own port 6382, one server at a time like the
-# others, pinned with taskset like them (its application threads on the
-# server CPU); its stack thread runs on the num_cpus CPU, pinned by lstack.
-# --rtw-cpus LIST: that num_cpus (default: the server CPU, so that
-# run-to-wakeup gets the same one CPU as the other kinds: the stack thread
-# and redis's threads share it; "0,1" is two stacks, once lstack builds
-# them). The kinds run kernel, lstack, [base,] rtw in odd rounds and in the
-# reverse order in even ones. The table adds rtw's req/s and p50/p99 with
-# rtw / kernel and rtw / lstack (run-to-completion) ratios, and the issue 12
-# targets: scenario 1 rtw / lstack >= 0.85 (within 15 %), scenario 7 (with
-# --io-threads on every kind) rtw / kernel >= 1.3.
-#
-# --io-cpus LIST: the taskset CPU list of every kind's redis-server in
-# scenario 7 (default: the server CPU, like the other scenarios). "0,1" on
-# a 2-CPU machine lets redis's main and I/O threads spread over both CPUs,
-# the client's included (rtw's stack thread stays on its num_cpus CPU).
-#
-# --kernel-offload off: during each kernel run, the server veth's TSO, GSO
-# and GRO and the client veth's TSO are off, so the kernel server sends and
-# receives MTU-sized frames, as lstack does (its af_xdp/af_packet port sends
-# single frames, and XDP on the server veth turns the client veth's TSO
-# off). The state found before is restored after each kernel run. Default
-# on: the veths as the test bed leaves them (64 KiB GSO packets cross the
-# veth unsegmented).
-#
-# --client-gro on: GRO on the client veth for the whole run (every kind,
-# kernel, lstack and base, and with --kernel-offload off too), as a physical
-# NIC's driver has it on by default: the client's kernel then merges the
-# MTU-sized frames of a burst into one large skb before its TCP receive
-# (veth does this only with GRO on: it then receives through NAPI) and
-# acknowledges per merged skb. It changes nothing for frames that already
-# cross the veth as one GSO packet (the kernel server with offloads on).
-# Default off: the veth as the test bed leaves it.
-#
-# --rps on: Receive Packet Steering on both veths for the whole run (every
-# kind): the client veth's rx queues steer to the client CPU, the server
-# veth's to the server CPU (rps_cpus). Without it a frame sent on one veth
-# is received by the peer namespace's stack at once, on the sender's CPU
-# (veth has no interrupt of its own): the kernel client's receive of a
-# reply runs on the server's core, inside the send (the kernel server's
-# write, lstack's af_xdp kick), and the kernel server's receive of a
-# request on the client's core. With RPS each receive is queued to its own
-# side's CPU and run there (an IPI), so each server pays its own receive
-# and not the client's. Frames that XDP takes (lstack's af_xdp: the XDP
-# hook runs before RPS) are still redirected, and copied into lstack's
-# ring, on the sender's CPU. Issue 11: a figure to report beside the
-# default bed's, never instead of it. Default off.
-#
-# --client-napi threaded[:CPU|:any]: threaded NAPI on the client veth for
-# the whole run (every kind): GRO on (as --client-gro on, which it implies:
-# veth receives through NAPI only then), TSO off on the server veth (veth
-# hands a frame to its peer's NAPI only when the sending veth has no TSO;
-# otherwise to the sender CPU's backlog, GRO or not: so the kernel server's
-# 64 KiB writes are cut into MTU frames by software GSO on its CPU, and
-# merged again by the client's GRO) and `threaded` = 1, so the client
-# veth's receive runs in a kernel thread napi/<veth>-<id> and no longer
-# inside the sender's transmit: the server's send (lstack's af_xdp kick, the
-# kernel redis's write()) queues the frame in the veth's ring and wakes the
-# thread, which runs the client's IP and TCP receive, with GRO over what
-# queued meanwhile, on the CPU it is pinned to (taskset): the client CPU by
-# default (as a second machine would), CPU N with :N, none with :any. The
-# thread's CPU time over each run is recorded (raw/.../napi_stat.0/.1) and
-# reported as the client's, not as a foreign process's; before each run its
-# pinning is checked and set again (the thread is re-created when the
-# veth's NAPI is). Undone (threaded 0, the server veth's TSO as found) at
-# cleanup. The client veth's frames received through NAPI are counted
-# (ethtool -S rx_queue_N_xdp_packets: "napi_packets"). Issue 11/9: a bed to
-# report beside the default one, kernel and lstack measured alike on it.
-# Default off.
-#
-# Scenarios (redis-benchmark arguments; -n per scenario unless -n is given):
-#   1  -c 50 -P 1 -t set,get -d 3
-#   2  -c 1000 -r 1000000 -t set,get -d 3
-#   3  -c 50 -P 16 -t set,get
-#   4  -c 50 -t set,get -d 1024
-#   5  -c 1 -t ping                      (PING_INLINE and PING_MBULK)
-#   6  -c 10 -t set,get -d 65536
-#   7  -c 50 -t set,get -d 3 --threads 2, every server with
-#      --io-threads 2 --io-threads-do-reads yes     (not in the default set)
-#
-# Output (default bench/results/<UTC timestamp>/): results.json, results.csv,
-# summary.txt (the table, also printed), chart.png and chart-cpu.png (server
-# CPU per request) (gnuplot), commands.txt,
-# versions.txt, lstack.conf (lstack-base.conf with --base-build), and
-# raw/<scenario>-r<round>-<kind>/ with each
-# run's redis-benchmark output and /proc snapshots (and, for an lstack
-# server, `stackctl show stats --json` before and after the client ran).
-#
-# Server CPU per request (each scenario's table, results.json/csv): the
-# redis-server process's utime + stime over the client's run divided by the
-# requests made (-n times the tests of the scenario), for every kind; for an
-# lstack server also the stack's busy time (its poll rounds' busy cycles
-# over the run, idle polling excluded; docs/stackctl.md) over the requests;
-# and their ratios to the kernel's. --perf adds a system-wide
-# perf (cpu-clock, 2 kHz) profile of every run: raw/.../perf.data,
-# perf-all.txt (by CPU, process, object), perf-sym.txt (by process, object,
-# symbol), perf-split.txt (the server and the client by object group) and
-# perf-kick.txt (the server's samples on its CPU by what they did: its
-# sends split into their own work and the client's receive they run;
-# bench/kick_split.py).
-#
-# --pmd: the DPDK vdev lstack drives the server veth with (default af_xdp:
-# frames for the stack leave the kernel at the veth's XDP hook; af_packet
-# also runs each of them through the server namespace's IP input, on the
-# client's CPU; see docs/performance.md). The kernel server is measured on
-# the same veth either way, with no XDP program attached.
-#
-# --short: one round, small -n, every scenario: checks that the command works
-# (scripts/test.sh runs it as root); its numbers mean little.
-#
-# The machine may be shared: a kernel/lstack pair that another process
-# disturbed is run again, up to --retries times (default 2; 0 with --short),
-# and the table says which runs were disturbed all the same. Run it on a
-# quiet machine: `pgrep -a redis-benchmark; uptime`.
-#
-# Exit status: 0 when every run completed and its output parsed; 1 otherwise;
-# 2 on a usage error. Targets (docs/performance.md) are reported, not enforced.
-#
-# Needs root (namespaces, hugepages), a built tree (BUILD or --build, default
-# build/), redis-server, redis-benchmark, redis-cli, taskset, python3; gnuplot
-# for the chart (without it the chart is skipped with a message).
+# Output: bench/results/<UTC timestamp>/ (ignored by git) or --out DIR:
+# summary.txt, results.json/.csv, runs.csv, chart.png, commands.txt,
+# versions.txt, raw/. Exit 0 when every run completed and parsed, 1
+# otherwise, 2 on a usage error. Needs root and a built tree. What each
+# option and figure means: docs/performance.md#running-the-benchmark.
 # shellcheck source-path=SCRIPTDIR/..
 set -u
 
@@ -169,7 +22,32 @@ for a in "$@"; do
 done
 
 usage() {
-    sed -n '2,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+    cat <<'EOF'
+scripts/bench.sh [options]   redis-server on the kernel vs under lstack, side by side
+  --rounds N            rounds (default 3; 1 with --short)
+  -n N                  requests per test (default: per scenario)
+  --scenarios LIST      of 1-7 (default 1,2,3,4,5,6):
+                          1  -c 50 -P 1 -t set,get -d 3
+                          2  -c 1000 -r 1000000 -t set,get -d 3
+                          3  -c 50 -P 16 -t set,get
+                          4  -c 50 -t set,get -d 1024
+                          5  -c 1 -t ping
+                          6  -c 10 -t set,get -d 65536
+                          7  -c 50 -t set,get -d 3 --threads 2, servers with io-threads 2
+  --short               one round, small -n, every scenario: does the command work?
+  --out DIR, --build DIR, --server-cpu N (1), --client-cpu N (0), --retries N (2)
+  --pmd af_xdp|af_packet          the vdev lstack drives the server veth with (af_xdp)
+  --perf                          a perf profile of every run
+  --base-build DIR                a second lstack build, kind "base", in the same run
+  --rtw [--rtw-cpus LIST]         lstack in run-to-wakeup too, kind "rtw"
+  --io-cpus LIST                  taskset list of scenario 7's servers
+  --kernel-offload on|off         the kernel server's TSO/GSO/GRO on the veths (on)
+  --client-gro on|off             GRO on the client veth (off)
+  --rps on|off                    RPS on both veths (off)
+  --client-napi off|threaded[:CPU|:any]   the client veth's receive in a NAPI kthread
+  --both-ends                     both ends on lstack over net_memif (bench-both-ends.sh)
+Details: docs/performance.md#running-the-benchmark
+EOF
 }
 
 ROUNDS=""
@@ -271,7 +149,7 @@ S_ARGS[3]="-c 50 -P 16 -t set,get"; S_N[3]=1000000; S_NSHORT[3]=50000
 S_ARGS[4]="-c 50 -t set,get -d 1024"; S_N[4]=200000; S_NSHORT[4]=10000
 S_ARGS[5]="-c 1 -t ping"; S_N[5]=50000; S_NSHORT[5]=2000
 S_ARGS[6]="-c 10 -t set,get -d 65536"; S_N[6]=40000; S_NSHORT[6]=1000
-# 7: Redis io-threads (issue 12): the server flags of every kind get S_SRV[7].
+# 7: Redis io-threads: the server flags of every kind get S_SRV[7].
 S_ARGS[7]="-c 50 -t set,get -d 3 --threads 2"; S_N[7]=200000; S_NSHORT[7]=10000
 declare -A S_SRV=() S_TASKSET=()
 S_SRV[7]="--io-threads 2 --io-threads-do-reads yes"
@@ -892,7 +770,7 @@ run_one() { # SCENARIO ROUND KIND
         echo "$SRV_PID" >"$d/server_pid"
         [[ -z "$bench_pid" ]] || echo "$bench_pid" >"$d/client_pid"
         python3 "$ROOT/bench/bench.py" perf "$d" >"$d/perf-split.txt" 2>&1 || true
-        # The server's sends split (issue 11): what its af_xdp kick (lstack)
+        # The server's sends split: what its af_xdp kick (lstack)
         # or its write() (kernel) runs on its core, the client's receive too.
         perf script -i "$d/perf.data" -F cpu,pid,ip,sym,dso 2>/dev/null |
             HZ=2000 python3 "$ROOT/bench/kick_split.py" "$SRV_PID" "$SERVER_CPU" \

@@ -12,9 +12,7 @@
 # release, then `apt-get source lwip` unpacks it (Debian's own patches
 # applied). Idempotent: a tree with a matching stamp is left alone.
 #
-# Rejected: a git submodule or a tarball from upstream (the brief takes every
-# dependency from Debian packages), and keeping a copy in the tree (lwIP code
-# never enters this repository).
+# Design: docs/design.md#lwip-comes-from-debians-source-package
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

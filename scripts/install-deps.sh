@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh --check  only report; exit 1 if something is missing
 #
 # Idempotent: asks dpkg first and runs apt-get only when a package is missing.
-#
+set -euo pipefail
+
 # Notes on the list:
 #  - libdpdk-dev depends on the PMD libraries, among them the two the test
 #    bed uses, librte-net-af-packet23 (tests) and librte-net-af-xdp23 (demo,
@@ -18,7 +19,8 @@
 #  - kmod gives modprobe, to load veth where it is a module.
 #  - lwIP is not a binary package here: lstack builds it from Debian's lwip
 #    source package, which scripts/fetch-lwip.sh fetches (last step below).
-set -euo pipefail
+#  - systemd: for systemd-analyze (the units' test) and systemd.pc; nothing
+#    here needs it running.
 
 PACKAGES=(
     # build
@@ -37,6 +39,10 @@ PACKAGES=(
     # sanitizer and fuzzing pass (scripts/test.sh): gcc's ASan and UBSan
     # runtimes, clang with libFuzzer
     libasan8 libubsan1 clang libclang-rt-14-dev
+    # the Debian package and its tests (scripts/build-deb.sh, tests/package):
+    # dpkg-buildpackage with debhelper, lintian, a clean root for the
+    # install test, the manual pages' checks, systemd-analyze for the units
+    debhelper fakeroot lintian debootstrap groff-base man-db systemd
 )
 
 check_only=0

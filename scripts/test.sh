@@ -33,11 +33,9 @@ if [ "$(id -u)" -eq 0 ] && [ -w "$hp_sysfs" ] && [ "$hp_want" -gt 0 ]; then
     fi
 fi
 
-# redis-loss (suite 'loss', issue 10) runs by default again: its intermittent
-# hang (a timeout requeued segments out of order, lwIP patch 0011) and the
-# receiver dropping its out-of-order data after 1.5 s (patch 0012) are fixed,
-# docs/reliability.md "Loss recovery". LSTACK_LOSS=0 leaves it out (counted
-# as skipped), e.g. on a machine too loaded for its time bounds.
+# redis-loss (suite 'loss', docs/reliability.md#loss-recovery) runs by
+# default; LSTACK_LOSS=0 leaves it out (counted as skipped), e.g. on a
+# machine too loaded for its time bounds.
 loss_args=()
 loss_skip=0
 if [ $# -eq 0 ] && [ "${LSTACK_LOSS:-1}" = 0 ]; then
@@ -109,12 +107,13 @@ if [ $# -eq 0 ] && [ "${LSTACK_SANITIZE:-1}" != 0 ]; then
     if ninja -C "$ASAN_BUILD" >"$ASAN_BUILD/build.log" 2>&1; then
         rm -rf "$sanlog"
         mkdir -p "$sanlog"
-        # Not the system, sem, stackctl and loss suites: the unit tests, redis,
-        # memif and ltran (redis-loss's recovery code runs here in tcp-loss).
+        # Not the system, sem, stackctl, loss and package suites: the unit
+        # tests, redis, memif and ltran (redis-loss's recovery code runs here
+        # in tcp-loss; the package suite builds its own optimized package).
         ASAN_OPTIONS="log_path=$sanlog/asan" \
             UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$sanlog/ubsan" \
             LSAN_OPTIONS="suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0" \
-            meson test -C "$ASAN_BUILD" --no-suite system --no-suite sem --no-suite stackctl --no-suite loss --print-errorlogs || rc=1
+            meson test -C "$ASAN_BUILD" --no-suite system --no-suite sem --no-suite stackctl --no-suite loss --no-suite package --print-errorlogs || rc=1
         san_logs+=("$ASAN_BUILD/meson-logs/testlog.json")
         if [ -n "$(ls -A "$sanlog")" ]; then
             san_reports=fail

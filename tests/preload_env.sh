@@ -6,7 +6,7 @@
 # preload_list LIB : the LD_PRELOAD value that loads the preload library LIB
 # into an unmodified program, colon-separated (the harness splits commands on
 # blanks).
-#
+
 # A sanitizer build of liblstack.so (meson -Db_sanitize=address,undefined)
 # links the ASan runtime, which must be the first object of the process: the
 # host program (redis-server, sh) is not instrumented, so the runtime goes
@@ -15,10 +15,7 @@
 # set (even empty), replaces that guess: libraries to preload before LIB, e.g.
 # a clang runtime (libclang_rt.asan-x86_64.so) for a -shared-libsan build.
 #
-# Rejected: a copy of the harness for sanitizer runs (two harnesses drift) and
-# ASAN_OPTIONS=verify_asan_link_order=0 alone (the runtime, loaded as a
-# dependency of LIB, then comes after libc in symbol lookup: malloc and the
-# other interceptors bind to libc's and ASan checks no heap access).
+# Design: docs/design.md#one-preload-harness-for-plain-and-sanitizer-runs
 
 preload_list() {
     local lib="$1" extra

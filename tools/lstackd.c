@@ -1,22 +1,14 @@
 /*
  * lstackd - run one lstack stack with no application on top.
  *
- * It brings a stack up from lstack.conf exactly as the preload does (same
- * library code: conf parser, EAL, port, lwIP copy, netif) and polls it, so a
- * user can check that the port, hugepages and addresses work (ARP, ping)
- * before putting an application on it. Tests drive it too.
- *
  * Contract (stdout, line-buffered; tests parse these lines):
  *   lstackd: ready port=<dpdk name> mac=<mac> addr=<host_addr>
  *   lstackd: gateway <gateway_addr> is at <mac>       (once, when resolved)
  *   lstackd: stats k=v ...                             (on SIGUSR1)
  *   lstackd: stopped                                   (after SIGTERM/SIGINT)
  * Exit status 0 after a clean stop, 1 when the config or the bring-up fails
- * (the reason on stderr), 2 on a usage error.
- *
- * It serves the same control socket as the preload (lstack/ctl, stackctl):
- * the poll loop holds poll_mu around each round and hands it over at once
- * when the control thread waits for it.
+ * (the reason on stderr), 2 on a usage error. --version prints lstack's
+ * version and exits 0.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,10 +26,21 @@
 #include "common/pkt_fanout.h"
 #include "conf/conf.h"
 #include "ctl/ctl.h"
-#include "ctl/ctl_runtime.h"
+#include "ctl/ctl_rounds.h"
 #include "ctl/ctl_stack_fds.h"
 #include "nic/nic.h"
 #include "stack/stack.h"
+
+/*
+ * It brings a stack up from lstack.conf exactly as the preload does (same
+ * library code: conf parser, EAL, port, lwIP copy, netif) and polls it, so a
+ * user can check that the port, hugepages and addresses work (ARP, ping)
+ * before putting an application on it. Tests drive it too.
+ *
+ * It serves the same control socket as the preload (lstack/ctl, stackctl):
+ * the poll loop holds poll_mu around each round and hands it over at once
+ * when the control thread waits for it.
+ */
 
 #define IDLE_POLLS_BEFORE_SLEEP 256
 #define IDLE_SLEEP_MAX_US 1000
@@ -45,7 +48,7 @@
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stats_requested;
 
-/* ---- control socket host (issue 4) ----
+/* ---- control socket host ----
  * The loop takes poll_mu for each round; the control thread bumps
  * ctl_waiting while it waits, and the loop then yields until it got in
  * (a plain mutex would let the spinning loop take it again first). */
@@ -101,7 +104,7 @@ static void on_stats(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lstackd [-f CONF]\n"
+    fprintf(f, "usage: lstackd [-f CONF] | lstackd --version\n"
                "  Bring one lstack stack up from CONF (default: $%s, else %s)\n"
                "  and serve ARP and ping on it until SIGTERM or SIGINT.\n"
                "  SIGUSR1 prints the counters.\n",
@@ -133,7 +136,7 @@ static void print_stats(const struct stack *s)
            (unsigned long)st.frag_in, (unsigned long)st.frag_reassembled, (unsigned long)st.frag_dropped,
            (unsigned long)st.frag_timeout, (unsigned long)st.frag_evicted, (unsigned long)st.frag_mbufs_held,
            (unsigned long)st.frag_mbufs_max);
-    /* The rounds as stackctl shows them (ctl_runtime.h), since the start. */
+    /* The rounds as stackctl shows them (ctl_rounds.h), since the start. */
     struct ctl_rounds c = {.rounds = st.polls,
                            .busy = st.rounds.busy,
                            .rx_frames = st.rounds.rx_frames,
@@ -141,8 +144,8 @@ static void print_stats(const struct stack *s)
                            .busy_cycles = st.rounds.busy_cycles,
                            .idle_cycles = st.rounds.idle_cycles,
                            .tsc_hz = st.rounds.tsc_hz};
-    struct ctl_runtime rt;
-    ctl_runtime_derive(&c, 0, 1, &rt);
+    struct ctl_rounds_view rt;
+    ctl_rounds_derive(&c, 0, 1, &rt);
     printf("lstackd: runtime rounds=%lu rounds_busy=%lu rounds_rx_frames=%lu rounds_tx_frames=%lu"
            " rounds_busy_cycles=%lu rounds_idle_cycles=%lu tsc_hz=%lu rounds_per_s=%.0f busy_pct=%.2f"
            " frames_per_busy_round=%.2f cycles_per_frame=%.0f busy_us=%.0f\n",
@@ -214,8 +217,16 @@ int main(int argc, char **argv)
 {
     const char *path = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "f:h")) != -1) {
+    static const struct option longopts[] = {
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    while ((opt = getopt_long(argc, argv, "f:hV", longopts, NULL)) != -1) {
         switch (opt) {
+        case 'V':
+            printf("lstackd (lstack %s)\n", LSTACK_VERSION);
+            return 0;
         case 'f':
             path = optarg;
             break;

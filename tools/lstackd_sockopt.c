@@ -6,8 +6,7 @@
  * The executable exports this symbol (tools/meson.build), so the af_packet
  * PMD, which the EAL loads as a plugin, binds to it ahead of libc's; under
  * LD_PRELOAD liblstack.so's setsockopt does the same job.
- * Rejected: linking liblstack.so's POSIX layer into lstackd (it would take
- * over every socket call of the daemon for one option).
+ * Design: docs/design.md#lstackd-sets-its-one-socket-option-without-the-posix-layer
  */
 #include <sys/socket.h>
 

@@ -9,9 +9,7 @@
  * stackctl_target.c / stackctl_conn.c, the output in stackctl_render.c and
  * stackctl_stats.c. Guide: docs/stackctl.md.
  *
- * Rejected: Gazelle's numeric stack argument (`gazellectl lstack show 1`):
- * the process, not a stack, is what a user knows; every stack of it is
- * shown.
+ * Design: docs/design.md#stackctl-names-a-process-not-a-stack
  */
 #include <errno.h>
 #include <getopt.h>

@@ -2,8 +2,7 @@
  * stackctl_conn.c - one conversation's bytes: send the request, read the
  * reply line by line (each read bounded by the --timeout), and turn lines
  * into records for the renderers (see stackctl.h, ctl_proto.h).
- * Rejected: reading the whole reply before parsing (a 20,000-connection
- * dump is several MB; a line at a time keeps memory to the largest line).
+ * Design: docs/design.md#stackctl-reads-replies-a-line-at-a-time
  */
 #include <errno.h>
 #include <poll.h>

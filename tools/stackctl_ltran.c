@@ -6,7 +6,7 @@
  *
  * Talks ltran's protocol (lstack/common/ltran_proto.h: one STATS request);
  * SOCKET defaults to $LTRAN_SOCKET, else /var/run/ltran/ltran.sock.
- * Rejected: a separate ltranctl (one tool for everything lstack).
+ * Design: docs/design.md#ltran-is-shown-by-stackctl
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -6,8 +6,7 @@
  * The JSON documents wrap the records the process sent (minus "type") in
  * arrays and objects, so a field the process adds shows up without a
  * stackctl change; the tables pick the columns a person needs.
- * Rejected: streaming table rows as they arrive (column widths need every
- * row; a dump is held as text, a few MB for 20,000 connections).
+ * Design: docs/design.md#stackctl-tables-are-laid-out-after-the-last-row
  */
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +176,8 @@ int sc_show_config(struct sc_src *src, bool json, FILE *out, char *err, size_t e
         struct ctl_buf doc;
         ctl_buf_init(&doc);
         json_head(&doc, src->hello);
+        ctl_buf_puts(&doc, ",\"lstack\":");
+        ctl_json_str(&doc, cell(src->hello, "lstack"));
         ctl_buf_puts(&doc, ",\"path\":");
         ctl_json_str(&doc, path);
         ctl_buf_puts(&doc, ",\"log_level_now\":");
@@ -187,8 +188,8 @@ int sc_show_config(struct sc_src *src, bool json, FILE *out, char *err, size_t e
     } else if (r == 0) {
         int64_t pid = 0;
         ctl_obj_i64(src->hello, "pid", &pid);
-        fprintf(out, "# process %lld (%s), configuration read at start-up from %s\n", (long long)pid,
-                cell(src->hello, "prog"), path);
+        fprintf(out, "# process %lld (%s), lstack %s, configuration read at start-up from %s\n", (long long)pid,
+                cell(src->hello, "prog"), cell(src->hello, "lstack"), path);
         fprintf(out, "# log level now: %s\n", level);
         fputs(text.p != NULL ? text.p : "", out);
     }

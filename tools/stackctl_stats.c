@@ -8,9 +8,8 @@
  * them. Gauges (sockets, mbufs, the process's fds) are shown as they are,
  * not as rates. The poll-round counters are also read as VPP's `show
  * runtime` reads its own (busy %, frames per busy round, cycles per frame,
- * rounds/s: lstack/ctl/ctl_runtime.h), since the start or over the interval.
- * Rejected: rates computed by the process (it would have to keep a reading
- * per client between requests).
+ * rounds/s: lstack/ctl/ctl_rounds.h), since the start or over the interval.
+ * Design: docs/design.md#rates-are-computed-by-stackctl
  */
 #include <math.h>
 #include <stddef.h>
@@ -18,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ctl/ctl_runtime.h"
+#include "ctl/ctl_rounds.h"
 #include "stackctl.h"
 
 static const char *const skip_type[] = {"type", NULL};
@@ -77,7 +76,7 @@ static void json_num(struct ctl_buf *b, const char *key, double v, const char *f
 }
 
 /* The runtime of c as a JSON object: {"rounds":..,"busy_pct":..,...}. */
-static void json_runtime(struct ctl_buf *b, const struct ctl_rounds *c, const struct ctl_runtime *r)
+static void json_runtime(struct ctl_buf *b, const struct ctl_rounds *c, const struct ctl_rounds_view *r)
 {
     ctl_buf_printf(b, "{\"rounds\":%llu,\"rounds_busy\":%llu,\"frames\":%llu,\"tsc_hz\":%llu",
                    (unsigned long long)c->rounds, (unsigned long long)c->busy,
@@ -154,23 +153,23 @@ static void print_table(struct sc_sample *st, int nst, const struct sc_sample *t
     /* The rounds as VPP's show runtime reads them, since the start. */
     head[0] = "RUNTIME (since start)";
     sc_table_init(&t, head, align);
-    struct ctl_runtime rt[MAX_STACKS + 1];
+    struct ctl_rounds_view rt[MAX_STACKS + 1];
     for (int i = 0; i <= nst; i++) {
         struct ctl_rounds c;
         sample_rounds(i < nst ? &st[i] : total, &c);
-        ctl_runtime_derive(&c, 0, i < nst ? 1u : (unsigned)(nst > 0 ? nst : 1), &rt[i]);
+        ctl_rounds_derive(&c, 0, i < nst ? 1u : (unsigned)(nst > 0 ? nst : 1), &rt[i]);
     }
     static const struct {
         const char *name, *fmt;
         size_t off;
         double scale;
     } rows[] = {
-        {"rounds/s", "%.0f", offsetof(struct ctl_runtime, rounds_per_s), 1},
-        {"busy %", "%.2f", offsetof(struct ctl_runtime, busy_pct), 1},
-        {"frames/busy round", "%.2f", offsetof(struct ctl_runtime, frames_per_busy_round), 1},
-        {"cycles/frame", "%.0f", offsetof(struct ctl_runtime, cycles_per_frame), 1},
-        {"busy ms", "%.1f", offsetof(struct ctl_runtime, busy_us), 1e-3},
-        {"idle ms", "%.1f", offsetof(struct ctl_runtime, idle_us), 1e-3},
+        {"rounds/s", "%.0f", offsetof(struct ctl_rounds_view, rounds_per_s), 1},
+        {"busy %", "%.2f", offsetof(struct ctl_rounds_view, busy_pct), 1},
+        {"frames/busy round", "%.2f", offsetof(struct ctl_rounds_view, frames_per_busy_round), 1},
+        {"cycles/frame", "%.0f", offsetof(struct ctl_rounds_view, cycles_per_frame), 1},
+        {"busy ms", "%.1f", offsetof(struct ctl_rounds_view, busy_us), 1e-3},
+        {"idle ms", "%.1f", offsetof(struct ctl_rounds_view, idle_us), 1e-3},
     };
     for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
         char cells[MAX_STACKS + 2][24];
@@ -234,14 +233,14 @@ int sc_show_stats(struct sc_src *src, bool json, FILE *out, char *err, size_t er
     if (r == 0 && json) {
         ctl_buf_printf(&doc, ",\"stacks\":[%s],\"runtime\":{\"total\":", stacks.p ? stacks.p : "");
         struct ctl_rounds c;
-        struct ctl_runtime rt;
+        struct ctl_rounds_view rt;
         sample_rounds(&total, &c);
-        ctl_runtime_derive(&c, 0, (unsigned)(nst > 0 ? nst : 1), &rt);
+        ctl_rounds_derive(&c, 0, (unsigned)(nst > 0 ? nst : 1), &rt);
         json_runtime(&doc, &c, &rt);
         ctl_buf_puts(&doc, ",\"stacks\":[");
         for (int i = 0; i < nst; i++) {
             sample_rounds(&st[i], &c);
-            ctl_runtime_derive(&c, 0, 1, &rt);
+            ctl_rounds_derive(&c, 0, 1, &rt);
             if (i > 0)
                 ctl_buf_puts(&doc, ",");
             json_runtime(&doc, &c, &rt);
@@ -291,11 +290,11 @@ static void rates_json(const struct sc_sample *a, const struct sc_sample *b, dou
         ctl_buf_printf(&j, "%s\"%s\":%llu", n++ ? "," : "", *g, (unsigned long long)sc_sample_get(b, *g));
     ctl_buf_puts(&j, "},\"runtime\":");
     struct ctl_rounds ra, rb, d;
-    struct ctl_runtime rt;
+    struct ctl_rounds_view rt;
     sample_rounds(a, &ra);
     sample_rounds(b, &rb);
     ctl_rounds_diff(&ra, &rb, &d);
-    ctl_runtime_derive(&d, secs, 1, &rt);
+    ctl_rounds_derive(&d, secs, 1, &rt);
     json_runtime(&j, &d, &rt);
     ctl_buf_puts(&j, "}");
     fprintf(out, "%s\n", j.p);
@@ -338,11 +337,11 @@ void sc_print_rates(const struct sc_sample *a, const struct sc_sample *b, bool j
     fprintf(out, " %10llu %10llu", (unsigned long long)sc_sample_get(b, "sockets"),
             (unsigned long long)sc_sample_get(b, "mbuf_in_use"));
     struct ctl_rounds ra, rb, d;
-    struct ctl_runtime rt;
+    struct ctl_rounds_view rt;
     sample_rounds(a, &ra);
     sample_rounds(b, &rb);
     ctl_rounds_diff(&ra, &rb, &d);
-    ctl_runtime_derive(&d, secs, 1, &rt);
+    ctl_rounds_derive(&d, secs, 1, &rt);
     char cells[4][24];
     cell_num(cells[0], sizeof(cells[0]), rt.rounds_per_s, "%.0f");
     cell_num(cells[1], sizeof(cells[1]), rt.busy_pct, "%.1f");

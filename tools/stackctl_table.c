@@ -1,8 +1,7 @@
 /*
  * stackctl_table.c - aligned text tables (see stackctl.h): collect the
  * rows, then print every column as wide as its widest cell. Pure.
- * Rejected: fixed column widths (addresses and counters vary by an order of
- * magnitude, and a fixed width either wastes the line or breaks alignment).
+ * Design: docs/design.md#column-widths-fit-the-data
  */
 #include <stdlib.h>
 #include <string.h>

@@ -10,8 +10,7 @@
  * ignored. Each failure says which of the cases it is: no such process,
  * not an lstack process, none or several found, permission denied.
  *
- * Rejected: scanning /proc/PID/maps for liblstack.so (it says nothing about
- * the socket, reads every process, and lstackd does not map it).
+ * Design: docs/design.md#stackctl-finds-a-process-by-its-control-socket
  */
 #include <dirent.h>
 #include <errno.h>

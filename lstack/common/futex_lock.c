@@ -1,5 +1,8 @@
 /*
- * futex_lock.c - the sleeping halves of futex_lock (see futex_lock.h).
+ * futex_lock.c - the sleeping halves of futex_lock (see futex_lock.h): the
+ * FUTEX_WAIT of a thread that found the lock held and the FUTEX_WAKE of an
+ * unlock that saw waiters. The uncontended paths are inline in the header.
+ * Any thread; process-private futexes.
  */
 #include <linux/futex.h>
 #include <sys/syscall.h>

@@ -3,26 +3,24 @@
  * call: the stack lock (runtime.c's rt_lock) is taken and released several
  * times per request and once per poll round.
  *
+ * Not recursive, no owner: unlocking a lock one does not hold is a bug the
+ * lock does not detect. Process-private (FUTEX_*_PRIVATE): a forked child
+ * has its own copy. Any thread.
+ * Design: docs/design.md#futex_lock-is-a-bare-futex-word
+ */
+#ifndef LSTACK_FUTEX_LOCK_H
+#define LSTACK_FUTEX_LOCK_H
+
+#include <stdbool.h>
+
+/*
  * Uncontended, lock is one compare-and-swap and unlock one exchange; a
  * thread that finds the lock held sleeps in the kernel (FUTEX_WAIT) until
  * the holder's unlock wakes one waiter, like a normal pthread mutex, so a
  * thread blocked in a long call never makes the others spin. States: 0 free,
  * 1 held, 2 held and maybe waited for (the unlock of a 2 makes the wake-up
  * call).
- *
- * Rejected: glibc's pthread_mutex_trylock + pthread_mutex_unlock (60
- * instructions a pair under callgrind, for type and owner checks a
- * non-recursive lock without an owner does not need); a spinlock (see
- * runtime.c).
- *
- * Not recursive, no owner: unlocking a lock one does not hold is a bug the
- * lock does not detect. Process-private (FUTEX_*_PRIVATE): a forked child
- * has its own copy. Any thread.
  */
-#ifndef LSTACK_FUTEX_LOCK_H
-#define LSTACK_FUTEX_LOCK_H
-
-#include <stdbool.h>
 
 struct futex_lock {
     int state; /* 0 free, 1 held, 2 held with possible waiters */

@@ -1,12 +1,24 @@
 /*
  * idle_gap.h - how long a low-power poller stays awake after its last frame
- * before it sleeps, from how soon frames followed each other lately (issue
- * 13: a `redis-benchmark -c 1` client sends its next request 0.1-0.3 ms
- * after a reply on the 2-vCPU VM, and a server or an ltran that slept in
- * between paid a wake-up of its own, 0.1-0.3 ms there, on every request).
+ * before it sleeps, from how soon frames followed each other lately.
+ *
  * Used by lstack's run-to-completion wait loop (event/wait.c, in ns) and by
  * ltran's idle rule (ltran/ltran_wake.c, in TSC cycles): the unit is the
  * caller's, one clock per struct.
+ *
+ * One struct belongs to one thread (no lock); zero-initialised is valid.
+ * Pure: no lwIP, no DPDK.
+ * Design: docs/design.md#run-to-completions-idle-decision-measures-the-gap-between-frames
+ */
+#ifndef LSTACK_IDLE_GAP_H
+#define LSTACK_IDLE_GAP_H
+
+#include <stdint.h>
+
+/*
+ * Why: a `redis-benchmark -c 1` client sends its next request 0.1-0.3 ms
+ * after a reply on a 2-vCPU VM, and a server or an ltran that slept in
+ * between would pay a wake-up of its own, 0.1-0.3 ms there, per request.
  *
  * The estimate is a decaying maximum of the gaps between frames that are
  * shorter than `max`: a gap at least as long as the estimate replaces it, a
@@ -20,20 +32,7 @@
  * between them (its CPU is spent while the traffic lasts, as without
  * low_power_mode), PINGs a few ms apart keep the 50 us rule, and an idle
  * process spins at most one window after its last frame.
- *
- * Rejected: a count of empty rounds (its time depends on the machine and
- * its load); a mean of the gaps (one 5 ms pause pulls it over `max` and a
- * steady ping-pong sleeps again for several requests); a fixed longer idle
- * time (every idle process would spin it after every frame, the spaced
- * PINGs too).
- *
- * One struct belongs to one thread (no lock); zero-initialised is valid.
- * Pure: no lwIP, no DPDK.
  */
-#ifndef LSTACK_IDLE_GAP_H
-#define LSTACK_IDLE_GAP_H
-
-#include <stdint.h>
 
 struct idle_gap {
     uint64_t last; /* when the last frame came (0: none yet) */

@@ -7,9 +7,7 @@
  * the order the words are added in, nor on the byte order they are loaded
  * in, as long as the folded result is swapped back once). Loads go through
  * memcpy: any alignment, one instruction on targets that allow it.
- * Rejected: lwIP's own routine (two bytes per step, with its own alignment
- * dance: 4-5x the instructions on a segment) and vector code (the sums here
- * are headers and small segments: the setup would cost more than it saves).
+ * Design: docs/design.md#one-checksum-routine-of-lstacks-own
  */
 #include <string.h>
 

@@ -1,8 +1,9 @@
 /*
- * log.c - see log.h. stderr + syslog, errno preserved.
- * Rejected: DPDK's rte_log (not available before EAL init, and the preload
- * must be able to say why EAL init failed) and lwIP's LWIP_PLATFORM_DIAG
- * (compiled into the Debian library, not ours to route).
+ * log.c - lstack's log (see log.h): each message to stderr and to syslog,
+ * under the level `stackctl set loglevel` sets; errno preserved. Any
+ * thread; works before EAL and the stack start, so it can say why they
+ * failed.
+ * Design: docs/design.md#logging-is-lstacks-own-stderr-and-syslog
  */
 #include "common/log.h"
 

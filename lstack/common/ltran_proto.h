@@ -8,10 +8,14 @@
  * -EPROTONOSUPPORT carrying ltran's version, and is closed. Fields are fixed
  * size, host byte order (both ends are on the same host) except addresses
  * and ports, which are in network order as on the wire.
- * Rejected: raw structs with no version (Gazelle's control socket; a new
- * field breaks old clients silently); a text protocol (ltran's loop parses
- * these between bursts and wants no allocation).
- *
+ * Design: docs/design.md#ltrans-messages-are-versioned-binary-frames
+ */
+#ifndef LSTACK_LTRAN_PROTO_H
+#define LSTACK_LTRAN_PROTO_H
+
+#include <stdint.h>
+
+/*
  * Sequence of an lstack process: HELLO (ltran says its DPDK file prefix and
  * port, the client then starts EAL as a secondary process), REGISTER (its
  * address; ltran creates its rx and tx rings), then LISTEN for each
@@ -31,10 +35,6 @@
  * (the sleeper) / put on the ring, full fence, load the word (the waker):
  * no lost wake-up.
  */
-#ifndef LSTACK_LTRAN_PROTO_H
-#define LSTACK_LTRAN_PROTO_H
-
-#include <stdint.h>
 
 #define LTRAN_MAGIC 0x4c54524eu /* "LTRN" */
 #define LTRAN_VERSION 2 /* 2: the wake-up zone, REGISTER may carry an eventfd */

@@ -1,5 +1,8 @@
 /*
- * pkt_fanout.c - see pkt_fanout.h.
+ * pkt_fanout.c - clearing PACKET_FANOUT_FLAG_DEFRAG from the af_packet
+ * PMD's fanout request while the stack's EAL starts (see pkt_fanout.h for
+ * why and the contract). Called from liblstack.so's and lstackd's
+ * setsockopt on the way to libc; one thread-local flag, any thread.
  */
 #include "common/pkt_fanout.h"
 

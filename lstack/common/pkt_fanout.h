@@ -2,6 +2,19 @@
  * pkt_fanout.h - keep the kernel from reassembling IPv4 fragments in front
  * of the stack on DPDK's net_af_packet port.
  *
+ * Outside the window a PACKET_FANOUT request is left as it is: an
+ * application's own packet sockets keep what they asked for.
+ *
+ * Pure apart from one thread-local flag. Any thread.
+ * Design: docs/design.md#ip-fragments-on-af_packet-the-fanout-window
+ */
+#ifndef LSTACK_PKT_FANOUT_H
+#define LSTACK_PKT_FANOUT_H
+
+#include <stdbool.h>
+#include <sys/socket.h>
+
+/*
  * DPDK 22.11's af_packet PMD joins each of its packet sockets to a fanout
  * group with PACKET_FANOUT_FLAG_DEFRAG, and no devarg turns that off. The
  * kernel of the port's namespace then reassembles every fragmented IPv4
@@ -18,27 +31,7 @@
  * the ring (and lwIP) as they are on the wire, as they do on net_af_xdp and
  * on a NIC. liblstack.so's setsockopt (posix/socket_calls.c) and lstackd's
  * (tools/lstackd_sockopt.c) call pkt_fanout_fix on the way to libc.
- *
- * Rejected:
- * - frames big enough for a reassembled datagram: the mbuf data room is a
- *   16-bit field (a 65535-byte datagram plus its Ethernet header does not
- *   fit), every mbuf of the pool would grow ~32x, and the PMD cannot chain
- *   mbufs on receive;
- * - replacing the PMD's socket after the port is open (a socket cannot
- *   leave its fanout group): the PMD's ring mapping would have to be moved
- *   behind its back;
- * - net.ipv4.ipfrag_high_thresh=0 in the port's namespace: the kernel then
- *   drops fragments instead of passing them on.
- * Outside the window a PACKET_FANOUT request is left as it is: an
- * application's own packet sockets keep what they asked for.
- *
- * Pure apart from one thread-local flag. Any thread.
  */
-#ifndef LSTACK_PKT_FANOUT_H
-#define LSTACK_PKT_FANOUT_H
-
-#include <stdbool.h>
-#include <sys/socket.h>
 
 /* Open (on true) or close the window on the calling thread: the thread that
  * runs the EAL's start. */

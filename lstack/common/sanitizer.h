@@ -4,17 +4,7 @@
  *
  * LSTACK_ASAN is 1 in an ASan build (gcc -fsanitize=address defines
  * __SANITIZE_ADDRESS__; clang says so through __has_feature), else 0.
- *  - LSTACK_POISON / LSTACK_UNPOISON (ASan): bytes of a block lstack
- *    recycles itself that nobody may touch (a memory-port frame past its
- *    length or back in the spare list, a free block of lwIP's arena), so that
- *    an access is reported like one to freed heap memory;
- *  - LSTACK_LSAN_ROOT (LSan): memory lstack maps itself (the fd table, lwIP's
- *    arena) that holds the only pointers to heap objects: LSan scans heap,
- *    globals, stacks and TLS, not anonymous mappings, and would report those
- *    objects as leaked.
- *
- * Rejected: a meson define for sanitizer builds (b_sanitize is one way
- * among several to get -fsanitize; the compiler knows for sure).
+ * Design: docs/design.md#sanitizer-builds-are-detected-by-the-compiler
  */
 #ifndef LSTACK_SANITIZER_H
 #define LSTACK_SANITIZER_H
@@ -33,6 +23,17 @@
 #if LSTACK_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/lsan_interface.h>
+
+/*
+ *  - LSTACK_POISON / LSTACK_UNPOISON (ASan): bytes of a block lstack
+ *    recycles itself that nobody may touch (a memory-port frame past its
+ *    length or back in the spare list, a free block of lwIP's arena), so that
+ *    an access is reported like one to freed heap memory;
+ *  - LSTACK_LSAN_ROOT (LSan): memory lstack maps itself (the fd table, lwIP's
+ *    arena) that holds the only pointers to heap objects: LSan scans heap,
+ *    globals, stacks and TLS, not anonymous mappings, and would report those
+ *    objects as leaked.
+ */
 #define LSTACK_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define LSTACK_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #define LSTACK_LSAN_ROOT(p, n) __lsan_register_root_region((p), (n))

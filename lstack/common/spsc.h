@@ -4,7 +4,16 @@
  * slots, or of bytes) is the caller's; this header owns the two indices and
  * their memory ordering. Header-only: it inlines into the data path of the
  * run-to-wakeup socket rings (sock/tcp_ring.c).
- *
+ * Design: docs/design.md#a-single-producer-ring-of-lstacks-own
+ */
+#ifndef LSTACK_SPSC_H
+#define LSTACK_SPSC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/*
  * Indices are free-running 32-bit counters (they wrap; differences are
  * taken modulo 2^32), the capacity a power of two of at most 2^31, the slot
  * of index i is i & mask.
@@ -19,20 +28,7 @@
  * A producer that frees slots later than the consumer reads them (the rx
  * ring of tcp_ring.c, where the stack frees the buffers the application
  * read) keeps a third index of its own and measures room against it.
- *
- * Rejected: DPDK's rte_ring (liblstack.so does not link DPDK, whose headers
- * may not meet lwIP's in the sock layer; rte_ring's calls would cost an
- * indirect call through liblstack_dpdk.so's tables each, and it moves
- * pointers, not bytes: the send side copies bytes); a lock around a plain
- * ring (the point of the rings is that the application and the stack
- * thread never wait for each other).
  */
-#ifndef LSTACK_SPSC_H
-#define LSTACK_SPSC_H
-
-#include <stdbool.h>
-#include <stdint.h>
-#include <string.h>
 
 struct spsc {
     uint32_t mask;   /* capacity - 1 */

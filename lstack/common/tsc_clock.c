@@ -1,5 +1,9 @@
 /*
- * tsc_clock.c - see tsc_clock.h.
+ * tsc_clock.c - the TSC clock (see tsc_clock.h): a ratio of TSC ticks to
+ * CLOCK_MONOTONIC nanoseconds, measured from reads paired around a TSC
+ * read, re-anchored about once a second. Built into liblstack.so and into
+ * each lwIP copy (liblstack_lwip.so); pure, no lwIP, no DPDK.
+ * Design: docs/design.md#clocks-come-from-the-tsc
  */
 #include <stdbool.h>
 #include <time.h>
@@ -62,8 +66,9 @@ uint64_t tsc_clock_ns(struct tsc_clock *c)
         c->a_tsc = t;
         c->a_ns = ns;
     } else if (ns - c->a_ns >= MEASURE_MIN_NS && d > 0) {
-        c->q = (uint64_t)((((unsigned __int128)(ns - c->a_ns)) << 32) / d);
-        c->span = c->q != 0 ? (uint64_t)(((unsigned __int128)REANCHOR_NS << 32) / c->q) : 0;
+        uint64_t q = (uint64_t)((((unsigned __int128)(ns - c->a_ns)) << 32) / d);
+        __atomic_store_n(&c->q, q, __ATOMIC_RELAXED); /* tsc_clock_hz may read it elsewhere */
+        c->span = q != 0 ? (uint64_t)(((unsigned __int128)REANCHOR_NS << 32) / q) : 0;
         c->a_tsc = t;
         c->a_ns = ns;
     }
@@ -75,3 +80,11 @@ uint64_t tsc_clock_ns(struct tsc_clock *c)
     return hold(c, tsc_clock_mono_ns());
 }
 #endif
+
+uint64_t tsc_clock_hz(const struct tsc_clock *c)
+{
+    /* The owner thread writes q about once a second; another thread (the
+     * control server, under the stack lock) may read it. */
+    uint64_t q = __atomic_load_n(&c->q, __ATOMIC_RELAXED);
+    return q != 0 ? (uint64_t)(((unsigned __int128)1000000000u << 32) / q) : 0;
+}

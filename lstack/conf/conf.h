@@ -9,13 +9,7 @@
  * state, no logging. It reports every problem it finds (not only the first)
  * as lines "FILE:LINE: key 'K': value 'V': what is allowed".
  *
- * Rejected designs:
- *  - Gazelle's "ignore unknown keys, silently fall back": a typo would run
- *    with a default the user did not ask for. Unknown keys are errors.
- *  - One parse function per key: ranges and defaults would live in code and
- *    in docs separately. They live in one table instead.
- *  - Accepting a key a later feature will implement with any value: a key
- *    whose feature is not built yet accepts only the value that behaves.
+ * Design: docs/design.md#one-key-table-strict-parsing
  */
 #ifndef LSTACK_CONF_H
 #define LSTACK_CONF_H

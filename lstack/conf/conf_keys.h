@@ -40,7 +40,7 @@ enum lstack_conf_kind {
 #define LSTACK_CONF_ARG_MAX 4095
 
 /* The most stacks (CPUs in num_cpus) a process runs: run-to-wakeup runs
- * one per CPU listed (issue 12), run-to-completion one. */
+ * one per CPU listed, run-to-completion one. */
 #define LSTACK_CONF_STACKS_SUPPORTED 8
 
 /* One row of conf_keys.def. All strings are literals; never NULL except

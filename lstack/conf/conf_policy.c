@@ -8,10 +8,7 @@
  * environment. It exists for the failures the file cannot speak for: a file
  * that cannot be read, and a syntax error before its init_fail line.
  *
- * Rejected: a bad value of the variable ignored or read as "kernel" (the
- * user asked for something and would silently not get it); the variable
- * read inside lstack_conf_load (the parser stays a function of its
- * arguments: the caller passes the variable's text).
+ * Design: docs/design.md#lstack_init_fail-is-validated-and-passed-in
  */
 #include "conf/conf.h"
 

@@ -8,9 +8,7 @@
  * lose an increment now and then, and the control thread reads them
  * without a lock; both are fine for statistics.
  *
- * Rejected: per-stack application counters (the posix and event layers do
- * not know a stack's struct) and atomic increments (a locked add on every
- * read() for a number nobody needs exact).
+ * Design: docs/design.md#application-counters-are-per-process-and-not-atomic
  */
 #ifndef LSTACK_APP_COUNTERS_H
 #define LSTACK_APP_COUNTERS_H

@@ -3,6 +3,18 @@
  * talks to (protocol: ctl_proto.h; socket name: ctl_path.h; user guide:
  * docs/stackctl.md).
  *
+ * Two hosts: the preload (ctl_preload.c, started at the end of rt_ensure,
+ * stopped in rt_shutdown) and lstackd. Every socket call of the server goes
+ * through the libc table (common/libc.h): inside liblstack.so the plain names
+ * are lstack's own interposed exports.
+ * Design: docs/design.md#the-control-socket-has-a-thread-of-its-own
+ */
+#ifndef LSTACK_CTL_H
+#define LSTACK_CTL_H
+
+#include <stddef.h>
+
+/*
  * One thread ("lstack-ctl") accepts on a unix stream socket (mode 0600,
  * peers checked with SO_PEERCRED: same uid or root) and serves one request
  * per connection, up to CTL_MAX_PEERS connections at once from one poll
@@ -14,25 +26,12 @@
  * a dump of 20,000 connections never stalls the data path for more than a
  * few milliseconds at a time.
  *
- * Two hosts: the preload (ctl_rt.c, started at the end of rt_ensure,
- * stopped in rt_shutdown) and lstackd. Every socket call of the server goes
- * through the libc table (common/libc.h): inside liblstack.so the plain names
- * are lstack's own interposed exports.
- *
  * fds: the listener, a wake-up pipe, one spare fd kept for answering when
  * the process is out of fds, and one per connection being served.
  *
  * fork: the thread does not exist in a child; a child never removes the
  * parent's socket and closes its copies of the server's fds (pthread_atfork).
- *
- * Rejected: serving requests from the polling thread (stackctl would wait
- * for the application's next epoll_wait, and a big dump would stall traffic
- * for its whole length), and DPDK's telemetry socket (see docs/stackctl.md).
  */
-#ifndef LSTACK_CTL_H
-#define LSTACK_CTL_H
-
-#include <stddef.h>
 
 struct stack;
 struct lstack_conf;

@@ -10,7 +10,7 @@
  * piece, the next piece only once the peer took the last, so a dump never
  * holds more than a page in memory and several dumps take turns; it
  * reports the longest hold in its end record (lock_max_us), so a test can
- * check the promise. stats adds the process's fds (ctl_fds.c) to its
+ * check the promise. stats adds the process's fds (ctl_proc_fds.c) to its
  * "app" record.
  */
 #include <arpa/inet.h>
@@ -20,7 +20,7 @@
 
 #include "ctl/app_counters.h"
 #include "ctl/ctl_conns.h"
-#include "ctl/ctl_fds.h"
+#include "ctl/ctl_proc_fds.h"
 
 #include "ctl/ctl_stack_fds.h"
 #include "ctl/ctl_stats_sum.h"
@@ -90,7 +90,7 @@ static int read_filter(struct ctl_out *o, const struct ctl_obj *req, struct ctl_
     return 0;
 }
 
-/* issue 12: the request's "stack" (stackctl --stack N): *si = N, or -1
+/* the request's "stack" (stackctl --stack N): *si = N, or -1
  * when absent (every stack). Returns 0, or -1 after an error record (not a
  * number, or no such stack in this process). */
 static int read_stack(struct ctl_out *o, const struct ctl_obj *req, int *si)

@@ -3,14 +3,6 @@
  * side: reads struct tcp_pcb, and the socket behind it through the sock
  * layer's lsock_view_of; never includes a DPDK header.
  *
- * The pcb lists are globals of the stack's private lwIP copy, found with
- * dlsym on its handle (lwIP exports them; tcp_active_pcbs is also in
- * lwip_api.def, for stack/pcb_front.c, and this file keeps one lookup for
- * all four lists). A page: one walk of the lists keeping the `max`
- * smallest keys after the cursor in a bounded max-heap (O(n log max) per
- * page, no allocation), then the chosen pcbs are read, still under the
- * lock, in key order.
- *
  * A pcb's callback_arg is a socket only if it points back at the pcb
  * (lsock_view_of decides): lwIP gives a SYN_RCVD pcb its listener's
  * callback_arg, and a detached pcb (closed by the application, finishing
@@ -27,6 +19,15 @@
 #include "ctl/ctl_conns.h"
 #include "sock/lsock.h"
 #include "stack/stack_priv.h"
+
+/*
+ * The pcb lists are globals of the stack's private lwIP copy, found with
+ * dlsym on its handle (lwIP exports them; one lookup for the three
+ * lists). A page: one walk of the lists keeping the `max`
+ * smallest keys after the cursor in a bounded max-heap (O(n log max) per
+ * page, no allocation), then the chosen pcbs are read, still under the
+ * lock, in key order.
+ */
 
 enum { LIST_LISTEN, LIST_ACTIVE, LIST_TW, LIST_COUNT };
 

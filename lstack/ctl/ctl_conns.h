@@ -3,7 +3,15 @@
  * private lwIP copy for `stackctl show connections`. No lwIP or DPDK type
  * crosses this header: the walk is in ctl_conns.c (lwIP side), the
  * formatting in ctl_cmds.c.
- *
+ * Design: docs/design.md#connection-dumps-walk-lwips-lists-with-a-key-cursor
+ */
+#ifndef LSTACK_CTL_CONNS_H
+#define LSTACK_CTL_CONNS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
  * Order and paging: listeners (lwIP's tcp_listen_pcbs), then active
  * connections (tcp_active_pcbs), then TIME_WAIT (tcp_tw_pcbs); inside each
  * list by (local address, local port, remote address, remote port). A page
@@ -12,18 +20,7 @@
  * released and the lists may change: a connection that exists for the whole
  * dump is reported exactly once; one that comes or goes meanwhile may or
  * may not be.
- *
- * Rejected: a cursor as a position in the list (lwIP inserts at the head
- * and removes anywhere: connections would be skipped or repeated), a
- * snapshot of every pcb under one lock hold (20,000 copies stall the data
- * path for tens of ms), and walking the fd table (misses TIME_WAIT,
- * closed-but-not-finished and unaccepted connections, and lstackd has none).
  */
-#ifndef LSTACK_CTL_CONNS_H
-#define LSTACK_CTL_CONNS_H
-
-#include <stdbool.h>
-#include <stdint.h>
 
 struct stack;
 

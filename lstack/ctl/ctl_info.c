@@ -6,8 +6,7 @@
  * config sends one record per line of that text: "key" records carry the
  * value as written in lstack.conf ("raw") and typed for scripts ("value": a
  * number, a decoded string, or the raw text of a list).
- * Rejected: re-reading lstack.conf on request (the file may have changed
- * since start-up; the point is what the process runs with).
+ * Design: docs/design.md#show-config-reports-the-configuration-in-effect
  */
 #include <stdlib.h>
 #include <string.h>

@@ -10,8 +10,7 @@
  * NUL, paid for by the ':' before it. A check before each bare-token copy
  * keeps that promise even for input this reasoning missed.
  *
- * Rejected: a copy of every value into a side arena (an allocation per line
- * on a 20,000-line reply, and a free the caller could forget).
+ * Design: docs/design.md#the-reply-parser-points-into-the-line
  */
 #include "ctl/ctl_proto.h"
 

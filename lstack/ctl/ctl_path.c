@@ -1,5 +1,8 @@
 /*
- * ctl_path.c - control socket naming (see ctl_path.h).
+ * ctl_path.c - control socket naming (see ctl_path.h): the run directory
+ * ($LSTACK_RUN_DIR or /var/run/lstack), <unix_prefix>lstack.<pid>.sock,
+ * checking a unix_prefix, and parsing a socket name back into its prefix
+ * and pid. Pure string work; shared by the server, stackctl and the tests.
  */
 #include "ctl/ctl_path.h"
 

@@ -10,8 +10,7 @@
  * stackctl can find a process by its PID without asking it.
  *
  * Pure (no I/O): the server (ctl_server.c) and stackctl share these rules.
- * Rejected: one fixed name per prefix (Gazelle's gazelle_client.sock): two
- * processes with the same config would fight over it.
+ * Design: docs/design.md#one-control-socket-path-per-process
  */
 #ifndef LSTACK_CTL_PATH_H
 #define LSTACK_CTL_PATH_H

@@ -10,15 +10,7 @@
  * buffer holds whole records; `sent` is how much of it the peer took.
  * The commands are in ctl_cmds.c and ctl_info.c; they only append to the
  * buffer, never touch the socket.
- *
- * Every socket call goes through the libc table: inside liblstack.so,
- * recv()/send()/close() by name are lstack's interposed exports.
- *
- * Rejected: the request timeout per recv() call (SO_RCVTIMEO, the old
- * design): a peer sending a byte a second would keep its slot for ever;
- * here the whole line must come within CTL_RECV_TIMEOUT_MS. The send
- * deadline does move with progress: a reader on a slow terminal is fine, a
- * reader that stopped is not.
+ * Design: docs/design.md#a-request-has-one-deadline-for-the-whole-line
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +26,11 @@
 #include "ctl/ctl_peer.h"
 #include "ctl/ctl_priv.h"
 #include "common/libc.h"
+
+/*
+ * Every socket call goes through the libc table: inside liblstack.so,
+ * recv()/send()/close() by name are lstack's interposed exports.
+ */
 
 #ifndef LSTACK_VERSION
 #define LSTACK_VERSION "unknown"

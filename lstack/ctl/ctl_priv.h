@@ -3,7 +3,7 @@
  * the commands. ctl_server.c owns the thread, the socket and the poll
  * loop; ctl_peer.c one conversation; ctl_cmds.c the commands that read
  * stacks (connections, stats, nic); ctl_info.c those that do not (config,
- * loglevel); ctl_fds.c the process's fd count and limit.
+ * loglevel); ctl_proc_fds.c the process's fd count and limit.
  */
 #ifndef LSTACK_CTL_PRIV_H
 #define LSTACK_CTL_PRIV_H

@@ -2,9 +2,7 @@
  * ctl_proto.c - the writing half of the control protocol: a growable text
  * buffer and the record writer (see ctl_proto.h). The reading half is
  * ctl_parse.c.
- * Rejected: a fixed-size line buffer (a config record or a long xstat name
- * list has no natural bound; the buffer grows, and a failed allocation is
- * reported instead of truncating silently).
+ * Design: docs/design.md#reply-lines-grow-as-needed
  */
 #include "ctl/ctl_proto.h"
 

@@ -6,7 +6,17 @@
  * of JSON text) and the reader of one record (a flat JSON object). Pure: no
  * socket, no lstack state; the server (ctl_server.c), stackctl and the unit
  * tests share it.
- *
+ * Design: docs/design.md#the-control-protocol-is-flat-json-lines
+ */
+#ifndef LSTACK_CTL_PROTO_H
+#define LSTACK_CTL_PROTO_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
  * A conversation (one request per connection):
  *   server -> {"type":"hello","proto":"lstack-ctl","version":1,"pid":..,...}
  *   client -> {"version":1,"cmd":"stats", ...arguments...}
@@ -20,18 +30,7 @@
  * can be added without a version change; renaming or removing one, or
  * changing a meaning, bumps CTL_PROTO_VERSION, and each side refuses a
  * version it does not speak with a clear error.
- *
- * Rejected: raw C structs on the wire (Gazelle's gazellectl: a layout change
- * between builds reads as garbage), and a full JSON library (nesting is not
- * needed; the flat reader is ~200 lines and has no dependency).
  */
-#ifndef LSTACK_CTL_PROTO_H
-#define LSTACK_CTL_PROTO_H
-
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #define CTL_PROTO_NAME "lstack-ctl"
 #define CTL_PROTO_VERSION 1

@@ -4,7 +4,32 @@
  * ctl_peer, ctl_peer.c: its own buffers and deadline), accepting, and what
  * happens when accepting fails (see ctl.h). The commands are in
  * ctl_cmds.c and ctl_info.c.
- *
+ * Design: docs/design.md#one-poll-loop-serves-every-control-client
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "conf/conf.h"
+#include "ctl/ctl_proc_fds.h"
+#include "ctl/ctl_path.h"
+#include "ctl/ctl_peer.h"
+#include "ctl/ctl_priv.h"
+#include "common/libc.h"
+
+/*
  * Every socket call goes through the libc table: inside liblstack.so,
  * socket()/accept()/poll()/close() by name are lstack's interposed
  * exports. Calls lstack does not interpose (mkdir, chmod, unlink, pipe2,
@@ -29,40 +54,7 @@
  * took the number), the listener rests CTL_BACKOFF_MS and the waiting peer
  * is served once fds are free. Too many peers at once get a "busy" error
  * record. Failures are logged once per CTL_WARN_EVERY_S, with a count.
- *
- * Rejected: serving one connection at a time with blocking timeouts (the
- * old design: ten silent clients delayed every other request by 20 s, and
- * ctl_stop waited for the one being served); a thread per client (each
- * silent client would pin a thread and its stack, a flood would create
- * threads without bound and creating them fails exactly when the process is
- * short of resources; dumps would only take turns at the stack lock, so
- * threads buy no speed); epoll (it needs an fd of its own, exactly what is
- * missing when out of fds, and poll over at most 34 fds costs the same);
- * keeping a connection open for several requests (a `--watch` client would
- * hold a slot for ever).
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "common/log.h"
-#include "conf/conf.h"
-#include "ctl/ctl_fds.h"
-#include "ctl/ctl_path.h"
-#include "ctl/ctl_peer.h"
-#include "ctl/ctl_priv.h"
-#include "common/libc.h"
 
 enum {
     CTL_LISTEN_BACKLOG = 16,
@@ -186,7 +178,7 @@ static void take_peer(int fd, uint64_t now)
 
 static void out_of_fds_reason(int err, char *why, size_t len)
 {
-    long open_now = ctl_fds_open(), limit = ctl_fds_limit();
+    long open_now = ctl_proc_fds_open(), limit = ctl_proc_fds_limit();
     if (err == ENFILE)
         snprintf(why, len,
                  "the system is out of file descriptors (ENFILE: fs.file-max reached): the process cannot "
@@ -225,7 +217,7 @@ static bool answer_without_fds(int err, uint64_t now)
     unsigned long n;
     if (warn_due(&srv.warn_fds, now, &n))
         LSTACK_WARN("control socket: out of file descriptors (%s, limit %ld): %lu stackctl connection(s) %s",
-                    strerror(err), ctl_fds_limit(), n,
+                    strerror(err), ctl_proc_fds_limit(), n,
                     fd >= 0 ? "told so and closed" : "left waiting (the spare fd cannot help; retrying)");
     if (fd >= 0 && srv.spare >= 0)
         return true;

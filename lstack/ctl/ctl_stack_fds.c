@@ -2,6 +2,24 @@
  * ctl_stack_fds.c - count the fds the stack holds, for `stackctl show stats`
  * (fds_stack, fds_hugepage; see ctl_stack_fds.h for the threads).
  *
+ * Limits: an fd some other thread of the application opened during the
+ * stack's start-up counts as the stack's; an application that maps
+ * hugetlbfs itself has its fds counted too.
+ * Design: docs/design.md#the-fd-census-reads-procselffd
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "ctl/ctl_stack_fds.h"
+
+/*
  * Why it matters: every fd the stack holds comes out of the fd limit the
  * application sizes itself from (redis: maxclients = limit - 32), so a user
  * needs to see how many there are. An fd is the stack's when, at request
@@ -16,31 +34,12 @@
  *     number still shows the same thing (a closed and reused number is the
  *     application's again);
  *  4. one of the control server's own fds (passed in by the caller).
- * Limits: an fd some other thread of the application opened during the
- * stack's start-up counts as the stack's; an application that maps
- * hugetlbfs itself has its fds counted too.
  * Cost: reading /proc/self/fd and one readlinkat per fd of the process
  * (plus an fstatfs for paths), on the control thread only, never under the
  * stack lock: 2-5 us per fd, 40-100 ms at 20,000 fds on a busy 2-core
  * machine (an fstat per fd instead of readlinkat saves a third, and loses
  * the names).
- * Rejected: asking DPDK for its memseg fds (rte_memseg_walk: another export
- * of the DPDK side, and it knows nothing of the other kinds); classifying
- * sockets with getsockopt(SO_DOMAIN) (a syscall per client socket, and it
- * still cannot tell DPDK's pipes from the application's); fixed tables
- * (the census of a file-backed EAL holds one fd per hugepage).
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/magic.h>
-#include <stdbool.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/vfs.h>
-#include <unistd.h>
-
-#include "ctl/ctl_stack_fds.h"
 
 /* Call fn(ctx, dfd, fd, name) for every fd of the process but the
  * directory's own. Stops early when fn returns non-zero and returns that;

@@ -2,7 +2,18 @@
  * epoll.c - the stack half of epoll instances: lepoll objects, their
  * interest and ready lists, epoll_ctl on them, each item's watcher (what
  * the sock layer calls), ev_forget_sock. epoll_wait is in epoll_wait.c.
- *
+ * Design: docs/design.md#stack-readiness-reaches-epoll-through-watchers
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "event/ev_priv.h"
+#include "event/event.h"
+#include "common/libc.h"
+#include "sock/lsock.h"
+
+/*
  * An epoll fd stays a kernel epoll instance. The first EPOLL_CTL_ADD of a
  * stack socket gives it a lepoll (the POSIX layer records which epoll fd has
  * which: posix/epoll_fd.c): kernel fds keep going to the kernel set, stack
@@ -18,25 +29,9 @@
  * ready list, invisible to every other op; the next ADD of the same fd to
  * the same lepoll takes it back. Clients that re-arm by DEL + ADD (Redis's
  * ae: redis-benchmark deletes and adds its socket's event twice per
- * request) then pay no allocation and no list work for it (issue 11). A
+ * request) then pay no allocation and no list work for it. A
  * parked item is freed with its socket (ev_forget_sock) or its lepoll.
- *
- * Rejected:
- *  - a private eventfd or kernel epoll per socket to make stack readiness
- *    visible to the kernel (a syscall per readiness change on the hot path);
- *  - finding an item by scanning the interest list or by a hash on fd: a
- *    socket has one watcher in practice, so its watcher list is the index;
- *  - computing readiness in changed() (it runs inside lwIP callbacks,
- *    several times per segment).
  */
-#include <errno.h>
-#include <stddef.h>
-#include <stdlib.h>
-
-#include "event/ev_priv.h"
-#include "event/event.h"
-#include "common/libc.h"
-#include "sock/lsock.h"
 
 /* ---- lists (under rt_lock) ---- */
 

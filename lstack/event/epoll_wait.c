@@ -1,7 +1,18 @@
 /*
  * epoll_wait.c - epoll_wait / epoll_pwait on an epoll fd with a lepoll: the
  * ready-list walk (LT, ET, ONESHOT, fairness) and the kernel half of the set.
- *
+ * Design: docs/design.md#epoll_wait-reports-from-the-ready-list-after-the-round
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "ctl/app_counters.h"
+#include "event/ev_priv.h"
+#include "event/event.h"
+#include "common/libc.h"
+#include "sock/lsock.h"
+
+/*
  * The walk (under rt_lock, after a poll round) takes each queued item off
  * the head of the ready list, computes its readiness, and reports it if any
  * interest bit (or EPOLLERR/EPOLLHUP) is set. A level-triggered item that
@@ -21,19 +32,7 @@
  *
  * A 0.0.0.0 listener is in both sets; when both halves report in one call,
  * the two events (same epoll_data) are merged into one.
- *
- * Rejected: copying the ready list into a per-call array (a malloc or a
- * bound per call); reporting straight from the watcher (readiness is not
- * final until the poll round is over, and callbacks fire per segment).
  */
-#include <errno.h>
-#include <limits.h>
-
-#include "ctl/app_counters.h"
-#include "event/ev_priv.h"
-#include "event/event.h"
-#include "common/libc.h"
-#include "sock/lsock.h"
 
 struct ep_wait {
     struct lepoll *lep;
@@ -157,7 +156,7 @@ int ev_epoll_pwait(struct lepoll *lep, int epfd, struct epoll_event *evs, int ma
     } else {
         struct ep_wait w = {.lep = lep, .epfd = epfd, .evs = evs, .max = max};
         rc = ev_wait(&ep_source, &w, timeout_ms, mask);
-        app_cnt.epoll_waits++; /* issue 4: stackctl show stats */
+        app_cnt.epoll_waits++; /* stackctl show stats */
         if (rc > 0)
             app_cnt.wakeups++;
     }

@@ -2,23 +2,9 @@
  * event.h - epoll, poll and select over a mix of kernel fds and stack sockets,
  * and the blocking wait for one stack socket.
  *
- * Run-to-completion: the calling thread polls the stack (rt_poll) while it
- * waits, so the wait loops below are where packets get processed. Kernel fds
- * are waited for through the real epoll/poll with a zero timeout in the
- * loop (and a real sleep in low_power_mode). Run-to-wakeup: the stack
- * thread polls; a waiting thread sleeps in the kernel on its kernel fds and
- * a wake fd (ev_wait_sleeping below). Timeouts are exact (monotonic
- * clock): an idle epoll_wait(..., 100) returns after 100 ms.
- *
  * The event layer knows sockets, not fds: the POSIX layer owns the fd table
  * and hands in what an fd is (a lepoll for an epoll fd, posix/epoll_fd.c; a
  * lookup function for poll and select).
- *
- * epoll: an epoll fd that never watched a stack socket is the kernel's. On the
- * first EPOLL_CTL_ADD of a stack socket it gets a lepoll (the POSIX layer
- * records it for the fd): an interest list of stack sockets, with a
- * ready list fed by each item's socket watcher (sock/lsock.h). LT, ET and EPOLLONESHOT as on Linux; the
- * kernel half of a 0.0.0.0 listener is also added to the kernel epoll set.
  *
  * Errors: like the POSIX calls (-1 and errno). Any thread; the stack lock is
  * taken inside.
@@ -32,6 +18,22 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+
+/*
+ * Run-to-completion: the calling thread polls the stack (rt_poll) while it
+ * waits, so the wait loops below are where packets get processed. Kernel fds
+ * are waited for through the real epoll/poll with a zero timeout in the
+ * loop (and a real sleep in low_power_mode). Run-to-wakeup: the stack
+ * thread polls; a waiting thread sleeps in the kernel on its kernel fds and
+ * a wake fd (ev_wait_sleeping below). Timeouts are exact (monotonic
+ * clock): an idle epoll_wait(..., 100) returns after 100 ms.
+ *
+ * epoll: an epoll fd that never watched a stack socket is the kernel's. On the
+ * first EPOLL_CTL_ADD of a stack socket it gets a lepoll (the POSIX layer
+ * records it for the fd): an interest list of stack sockets, with a
+ * ready list fed by each item's socket watcher (sock/lsock.h). LT, ET and EPOLLONESHOT as on Linux; the
+ * kernel half of a 0.0.0.0 listener is also added to the kernel epoll set.
+ */
 
 struct lsock;
 struct lepoll;

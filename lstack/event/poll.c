@@ -1,23 +1,10 @@
 /*
  * poll.c - poll/ppoll over a mix of stack sockets and kernel fds.
  *
- * The array is split once per call: stack sockets (their revents come from
- * lsock_events, each round) and kernel fds (a copy polled by the kernel
- * with a zero timeout, rate-limited by the shared wait loop). A 0.0.0.0
- * listener is in both parts and gets the union. A call without any stack
- * socket goes straight to the kernel with its own timeout: that is most
- * poll calls (a forked child's, libraries' own fds) and they pay nothing.
- *
- * Scratch space for the split lives on the C stack for small arrays and is
- * malloc'ed (once per call) beyond EV_POLL_SMALL entries.
- *
  * Revents follow Linux for a TCP socket: POLLIN|POLLRDNORM when readable,
  * POLLOUT|POLLWRNORM when writable, POLLRDHUP, and POLLERR/POLLHUP whether
  * asked for or not; a negative fd gets revents 0.
- *
- * Rejected: an epoll set per call (three syscalls per poll); polling the
- * whole original array in the kernel (stack sockets are idle kernel sockets
- * that report POLLOUT|POLLHUP there).
+ * Design: docs/design.md#poll-splits-stack-and-kernel-fds
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +15,18 @@
 #include "common/libc.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"
+
+/*
+ * The array is split once per call: stack sockets (their revents come from
+ * lsock_events, each round) and kernel fds (a copy polled by the kernel
+ * with a zero timeout, rate-limited by the shared wait loop). A 0.0.0.0
+ * listener is in both parts and gets the union. A call without any stack
+ * socket goes straight to the kernel with its own timeout: that is most
+ * poll calls (a forked child's, libraries' own fds) and they pay nothing.
+ *
+ * Scratch space for the split lives on the C stack for small arrays and is
+ * malloc'ed (once per call) beyond EV_POLL_SMALL entries.
+ */
 
 _Static_assert(POLLIN == EPOLLIN && POLLOUT == EPOLLOUT && POLLERR == EPOLLERR &&
                    POLLHUP == EPOLLHUP && POLLRDHUP == EPOLLRDHUP && POLLRDNORM == EPOLLRDNORM &&

@@ -9,9 +9,7 @@
  * POLLOUT|POLLWRNORM|POLLWRBAND|POLLERR, exceptional = POLLPRI. A kernel fd
  * that poll reports as POLLNVAL makes the call fail with EBADF, like Linux.
  *
- * Rejected: a select loop of its own (the poll loop already splits stack
- * and kernel fds and shares the wait); fd_sets of more than FD_SETSIZE bits
- * (glibc's fd_set cannot express them either).
+ * Design: docs/design.md#select-is-poll-underneath
  */
 #include <errno.h>
 #include <stdint.h>

@@ -4,7 +4,22 @@
  * polling under rt_lock, the rate-limited kernel check, the low-power sleep,
  * the signal mask; ev_wait, which runs the mode's loop; and ev_wait_sock.
  * Run-to-wakeup's loop is wait_sleep.c.
- *
+ * Design: docs/design.md#the-wait-loop-sends-at-the-next-wait-timed-kernel-checks
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+
+#include "common/idle_gap.h"
+#include "common/tsc_clock.h"
+#include "event/ev_priv.h"
+#include "event/event.h"
+#include "common/libc.h"
+#include "runtime/runtime.h"
+#include "sock/lsock.h"
+
+/*
  * Run-to-completion: the waiting thread is the one that polls the NIC, so a
  * wait is a loop of poll rounds. Each round: rt_poll() and the stack check
  * under rt_lock, then (if due) the kernel check without it. The kernel check
@@ -13,8 +28,8 @@
  * reports it). The due time is kept across calls where the source has a
  * place for it (an epoll set: struct lepoll), so a busy set whose every
  * call returns stack events pays one syscall per EV_KERNEL_CHECK_US, not
- * one per call (issue 11: it was one epoll_wait(0) per request on each end
- * of a memif pair); a kernel fd that gets ready while stack sockets keep
+ * one per call (one epoll_wait(0) per request on each end of a memif pair
+ * otherwise); a kernel fd that gets ready while stack sockets keep
  * the set busy is reported by a call within EV_KERNEL_CHECK_US of its
  * getting ready (of the first call after that, if the application is away
  * longer), not necessarily by the first call after it, the one deviation
@@ -30,7 +45,7 @@
  * EV_WAKE_SPIN_MAX_US while frames have been coming that close together
  * (common/idle_gap.h, the thread's ev_gap), yielding the CPU in each round
  * past EV_WAKE_IDLE_US: a ping-pong client's next request then finds the
- * server awake (issue 13's -c 1 p99: docs/performance.md, ## ltran).
+ * server awake (docs/ltran.md#low-power).
  *
  * A wait that starts less than EV_FRESH_NS after the last poll round (the
  * application went from one wait to the next through a few socket calls:
@@ -43,7 +58,7 @@
  * whole round (rx burst, timers, accounting) off a request's way through a
  * client that waits for writability between reading a reply and writing the
  * next request (redis-benchmark), and sends a server's replies before its
- * next rx burst rather than after it (issue 11).
+ * next rx burst rather than after it.
  *
  * Time is CLOCK_MONOTONIC in nanoseconds, estimated from the TSC per round
  * (common/tsc_clock.c, one clock per thread: a clock_gettime per round was
@@ -59,32 +74,7 @@
  * Signal mask: set with pthread_sigmask for the whole wait and restored.
  * Known gap: a signal whose handler runs while we spin does not end the
  * wait with EINTR (only one that arrives inside the kernel check does).
- *
- * Rejected: sending a write's frames at once, in the write (a tx burst per
- * reply: redis writes ~50 per event-loop turn in scenario 1, and each
- * burst costs the port's fixed work, a syscall on af_xdp); the fresh start
- * above sends them at the next wait's start instead.
- * Rejected: an eventfd/interrupt-driven sleep on a direct port (the vdevs
- * have no rx interrupt; ltran's port has its wake-up); sleeping with
- * nanosleep (the kernel fds would wait for the sleep to end); a kernel
- * check every round (a syscall per spin), or on every round that returns
- * (a syscall per request on a busy server); for now, an io_uring poll on
- * the kernel epoll fd (readiness seen in shared memory, no syscall until a
- * kernel fd is ready: exact, but a ring per set and a kernel feature that
- * seccomp profiles often forbid).
  */
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdbool.h>
-
-#include "common/idle_gap.h"
-#include "common/tsc_clock.h"
-#include "event/ev_priv.h"
-#include "event/event.h"
-#include "common/libc.h"
-#include "runtime/runtime.h"
-#include "sock/lsock.h"
 
 enum {
     EV_FRESH_NS = 4000,        /* a round this recent: a call may answer from the ready list */

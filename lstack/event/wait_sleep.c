@@ -7,7 +7,18 @@
  * stack thread writes once a socket's readiness changed. An idle
  * application therefore uses no CPU, and kernel fds in the same set wake it
  * as they would without lstack.
- *
+ * Design: docs/design.md#one-eventfd-per-sleeping-thread
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "common/libc.h"
+#include "event/ev_priv.h"
+#include "event/event.h"
+#include "runtime/runtime.h"
+
+/*
  * No lost wake-up: the thread links itself as a sleeper (rt_sleep_arm) in
  * the same hold of the lock as the look that found nothing; a change is
  * made under that lock too, so it either came before the look (seen) or
@@ -18,29 +29,14 @@
  * kernel look first would ask the same twice); the look after a wake-up
  * that only the wake fd ended asks the kernel part without waiting, one
  * call, as every look that returns does. So a wake-up costs ppoll, the
- * eventfd read and one kernel look (issue 12: it was two kernel looks).
+ * eventfd read and one kernel look.
  *
  * Time: CLOCK_MONOTONIC read once per look (a look is followed by a sleep
  * or a return, never by a spin, so the TSC estimate of wait.c buys
  * nothing here). Signals: the signal mask is set for the whole wait; a
  * signal ends the sleep, and the wait with EINTR unless the source
  * restarts (a blocking socket call).
- *
- * Rejected: one eventfd per stack shared by every waiter (a waiter that
- * drains it steals the wake-up of another sleeping on it); spinning a
- * little before sleeping (costs the CPU the mode exists to save; a later
- * refinement if latency asks for it); the eventfd inside each kernel epoll
- * set (poll and select have no set to put it in: ppoll on the epoll fd and
- * the wake fd serves all three alike).
  */
-#include <errno.h>
-#include <pthread.h>
-#include <time.h>
-
-#include "common/libc.h"
-#include "event/ev_priv.h"
-#include "event/event.h"
-#include "runtime/runtime.h"
 
 static uint64_t mono_ns(void)
 {

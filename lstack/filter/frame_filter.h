@@ -2,6 +2,16 @@
  * frame_filter.h - decide, before lwIP sees it, whether a received Ethernet
  * frame is for this stack.
  *
+ * Pure: no DPDK, no lwIP, no state. Any thread.
+ * Design: docs/design.md#lstack-filters-frames-before-lwip
+ */
+#ifndef LSTACK_FRAME_FILTER_H
+#define LSTACK_FRAME_FILTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
  * Owns the rules "what lwIP may see": Ethernet to our MAC or broadcast; ARP
  * for IPv4 over Ethernet; IPv4 with a sane header addressed to us (or a
  * broadcast) carrying ICMP or TCP from an address that can be a peer.
@@ -18,16 +28,7 @@
  * the port could not vouch for is checked here; a fragment cannot be (its
  * checksum covers the whole datagram): frame_ipv4_fragment tells the
  * caller, which leaves that one to lwIP after reassembly.
- *
- * Pure: no DPDK, no lwIP, no state. Any thread.
- * Rejected: letting lwIP drop what is not ours (its drops are not counted:
- * LWIP_STATS is off).
  */
-#ifndef LSTACK_FRAME_FILTER_H
-#define LSTACK_FRAME_FILTER_H
-
-#include <stddef.h>
-#include <stdint.h>
 
 enum frame_verdict {
     FRAME_PASS = 0,     /* hand to lwIP */

@@ -1,6 +1,6 @@
 /*
  * frame_flow.h - what a received frame says about which stack it belongs
- * to, when a process runs several stacks on one port (issue 12): the
+ * to, when a process runs several stacks on one port: the
  * IPv4/TCP 4-tuple of a segment (the stack whose connection table holds it
  * owns the frame), or that the frame is an ARP reply (every stack learns
  * it: the reply to stack B's request may reach stack A's queue).
@@ -8,9 +8,7 @@
  * Pure: no DPDK, no lwIP, no state. Any thread. It does not check what the
  * frame filter checks (addresses, checksums): a frame it routes is still
  * filtered by the stack that takes it.
- * Rejected: asking the frame filter (it decides "ours or not", once per
- * frame on the hot path of every stack; this runs only with several
- * stacks, and a filter verdict per owner would classify twice).
+ * Design: docs/design.md#flow-ownership-is-a-separate-pure-lookup
  */
 #ifndef LSTACK_FRAME_FLOW_H
 #define LSTACK_FRAME_FLOW_H

@@ -7,8 +7,7 @@
  *
  * Only stable ethdev calls (no ALLOW_EXPERIMENTAL_API): the link is
  * formatted here rather than with rte_eth_link_to_str.
- * Rejected: exporting a second entry point from liblstack_dpdk.so (the
- * stack already holds its struct nic; an op needs no new symbol lookup).
+ * Design: docs/design.md#show-nic-is-a-nic-op
  */
 #include <inttypes.h>
 #include <stdio.h>

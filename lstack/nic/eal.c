@@ -6,8 +6,7 @@
  * lcore and starts its own threads, which inherit the mask in force).
  * The memory options lstack adds to dpdk_args (few fds, no hugepage file
  * left behind) are chosen by eal_args.c and reported to the caller.
- * Rejected: initialising in a library constructor (Gazelle does; it breaks
- * `daemonize yes` because a forked child would share DPDK state).
+ * Design: docs/design.md#eal-starts-lazily-not-in-a-constructor
  * EAL is not cleaned up while a memif port's close, given up on after its
  * wait, is still queued on the interrupt thread (memif_port.c says why);
  * only the run-time directory goes then.

@@ -1,6 +1,18 @@
 /*
- * eal_args.c - which EAL memory options lstack adds to dpdk_args.
+ * eal_args.c - which EAL memory options lstack adds to dpdk_args (by
+ * default --in-memory --single-file-segments: one memfd per segment list,
+ * no file left behind); nic/eal.c applies the rule and reports it.
  *
+ * A direct-port lstack has no secondary processes, so the shared state that
+ * file-backed memory allows is never used there.
+ * Design: docs/design.md#default-eal-memory-options-single-file-segments
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "nic/eal_args.h"
+
+/*
  * Owns the rule; nic/eal.c applies it and reports what it added. DPDK 22.11
  * holds an fd per hugepage it maps unless it is told otherwise, and each of
  * those counts against the host's fd limit (redis sizes maxclients from that
@@ -17,18 +29,7 @@
  *                             one memfd per segment list (one fd for 2 MiB
  *                             pages on one NUMA node), no file anywhere,
  *                             nothing left behind even after kill -9.
- * A direct-port lstack has no secondary processes, so the shared state that
- * file-backed memory allows is never used there.
- * Rejected: --huge-unlink as the default (what lstack did first: one fd per
- * 2 MiB page, ~100 for a 10,000-connection pool, and --single-file-segments
- * is refused beside it); --legacy-mem (takes every free hugepage of the
- * machine at start, one fd each); rewriting options the user gave (a
- * deliberate --huge-unlink or --no-huge is respected).
  */
-#include <stdbool.h>
-#include <string.h>
-
-#include "nic/eal_args.h"
 
 static bool has(int argc, char *const *argv, const char *opt)
 {

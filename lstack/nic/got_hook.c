@@ -2,21 +2,9 @@
  * got_hook.c - redirect one imported function of one loaded shared object
  * by rewriting its GOT slot (see got_hook.h).
  *
- * Owns the ELF walk: find the object among the loaded ones
- * (dl_iterate_phdr), read its dynamic section, find the relocations of
- * the PLT (DT_JMPREL) and of data (DT_RELA) that bind the symbol
- * (JUMP_SLOT, GLOB_DAT), and write the replacement into each slot, making
- * the page writable for the moment it takes (objects linked with
- * -z relro -z now, as Debian builds DPDK, have a read-only GOT).
- * Only the object named is affected: every other caller still reaches the
- * real function.
- *
  * Why it exists: nic/quiesce.c must run code of its own before DPDK's
  * memif driver unmaps a region the polling thread may be reading.
- * Rejected: interposing the function process-wide from the preload (every
- * caller of the process pays for it, lstackd is not preloaded, and
- * liblstack.so's export list is the interposed calls and nothing else);
- * patching the driver (Debian's binary package is what users run).
+ * Design: docs/design.md#memifs-munmap-is-hooked-in-the-drivers-got-only
  */
 #include <elf.h>
 #include <errno.h>
@@ -28,6 +16,17 @@
 #include <unistd.h>
 
 #include "nic/got_hook.h"
+
+/*
+ * Owns the ELF walk: find the object among the loaded ones
+ * (dl_iterate_phdr), read its dynamic section, find the relocations of
+ * the PLT (DT_JMPREL) and of data (DT_RELA) that bind the symbol
+ * (JUMP_SLOT, GLOB_DAT), and write the replacement into each slot, making
+ * the page writable for the moment it takes (objects linked with
+ * -z relro -z now, as Debian builds DPDK, have a read-only GOT).
+ * Only the object named is affected: every other caller still reaches the
+ * real function.
+ */
 
 #if defined(__x86_64__)
 #define R_JUMP_SLOT R_X86_64_JUMP_SLOT

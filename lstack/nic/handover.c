@@ -9,12 +9,6 @@
  * of the unit tests), and freeing one returns its memory at once.
  * Elements are struct nic_handover_frame by value (rte_ring's elem API), so
  * no per-frame descriptor is allocated.
- *
- * The outbox is a FIFO of (destination, frame) pairs. Retrying walks it in
- * order and moves every frame whose inbox takes it, stopping for a
- * destination at its first refusal, so frames to one stack keep their order
- * while frames to another move on. Its length is at most one rx burst, so
- * the walk is short.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +21,14 @@
 
 #include "nic/handover.h"
 #include "nic/steer.h"
+
+/*
+ * The outbox is a FIFO of (destination, frame) pairs. Retrying walks it in
+ * order and moves every frame whose inbox takes it, stopping for a
+ * destination at its first refusal, so frames to one stack keep their order
+ * while frames to another move on. Its length is at most one rx burst, so
+ * the walk is short.
+ */
 
 #define ESIZE ((unsigned)sizeof(struct nic_handover_frame))
 _Static_assert(sizeof(struct nic_handover_frame) % 4 == 0, "rte_ring element size must be a multiple of 4");

@@ -3,6 +3,20 @@
  * the stack that owns their connection: one inbox (a ring) per stack, and
  * one outbox per stack for what its inboxes could not take yet.
  *
+ * Threads: an inbox has many producers (any stack's thread) and one
+ * consumer (its owner); an outbox belongs to one stack's thread. No lock,
+ * no syscall, no allocation after create.
+ * No DPDK type crosses this header (the lwIP side drives the poll round).
+ * Design: docs/design.md#frames-move-between-stacks-over-lock-free-rings
+ */
+#ifndef LSTACK_NIC_HANDOVER_H
+#define LSTACK_NIC_HANDOVER_H
+
+#include <stdint.h>
+
+#include "nic/nic.h"
+
+/*
  * A stack's poll round that finds a frame for another stack (steer.h says
  * where a flow lives; on a port whose hash is opaque only the stack's
  * connection table can) calls nic_handover_forward with the frame; the
@@ -19,22 +33,7 @@
  * ends up with it frees it with its origin port's pkt_free (struct
  * nic_handover_frame.origin): on the DPDK port any queue's pkt_free frees
  * any of its mbufs, on the memory port the pair's.
- *
- * Threads: an inbox has many producers (any stack's thread) and one
- * consumer (its owner); an outbox belongs to one stack's thread. No lock,
- * no syscall, no allocation after create.
- * No DPDK type crosses this header (the lwIP side drives the poll round).
- * Rejected: a mutex-protected list per stack (a stack thread would sleep
- * on another's lock in its poll round); dropping on a full ring (a TCP
- * peer would retransmit after an RTO, 200 ms at least); copying frames
- * (the receive path is zero-copy).
  */
-#ifndef LSTACK_NIC_HANDOVER_H
-#define LSTACK_NIC_HANDOVER_H
-
-#include <stdint.h>
-
-#include "nic/nic.h"
 
 /* What travels through an inbox: the frame as the origin's rx_burst gave
  * it, and the port (queue) whose pkt_free gives its buffer back. */

@@ -4,35 +4,11 @@
  * hugepage memory of ltran (a DPDK primary process; this process is its
  * secondary). Behind the same nic_ops table as the direct port (io.c).
  *
- * Owns: the registration on ltran's unix socket (lstack/common/
- * ltran_proto.h), the rings, the shared mbuf pool's use, and noticing ltran
- * go away (its socket closes: checked every LTRAN_CHECK_MS by the TSC in
- * rx_burst, one recv; then the port is dead: nothing comes in, what goes out
- * is dropped and counted, and it says so once on stderr and syslog; kernel
- * sockets of the process are not affected). ltran leaves the pool and the
- * rings in its memory as they are when it stops, so that what this process
- * does before it notices (allocate, dequeue, free) touches valid memory;
- * after, it no longer touches the rings nor allocates; it only frees the
- * buffers lwIP still holds into the pool.
  * Socket calls go to the kernel through syscall(): liblstack.so interposes
  * the libc names, and this runs inside its stack start.
- * Every buffer this process holds carries its tag (REGISTER's reply) in
- * mbuf hash.usr, cleared before it is freed: ltran frees what a process
- * killed with -9 still held.
- * Low power: the process gives ltran an eventfd at REGISTER (SCM_RIGHTS);
- * sleep_begin sets this client's word in ltran's wake zone and hands the
- * eventfd to the wait loop, which polls it with its kernel fds; ltran
- * writes it when it puts frames on the rx ring of a client whose word is
- * set. tx_flush wakes ltran (its eventfd, given in REGISTER's reply) when
- * ltran's word says it sleeps.
+ *
  * No syscall on either side while the other one is awake.
- * Rejected: a pool per client (ltran would copy each frame from its rx pool
- * to the client's); a client-side mempool cache (DPDK's per-lcore caches
- * are per lcore id, and ltran and its clients all run on lcore ids they
- * chose themselves: two processes on one cache corrupt it; ltran's pool
- * has none); reconnecting to a restarted ltran (its memory is new: the
- * process would have to drop every buffer it holds, and attach to the new
- * memory with a second rte_eal_init, which DPDK does not support).
+ * Design: docs/design.md#ltran-clients-use-ltrans-one-pool
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,8 +27,30 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#include "common/ltran_proto.h"
+#include "common/ltran_msg.h"
 #include "nic/nic.h"
+
+/*
+ * Owns: the registration on ltran's unix socket (lstack/common/
+ * ltran_proto.h), the rings, the shared mbuf pool's use, and noticing ltran
+ * go away (its socket closes: checked every LTRAN_CHECK_MS by the TSC in
+ * rx_burst, one recv; then the port is dead: nothing comes in, what goes out
+ * is dropped and counted, and it says so once on stderr and syslog; kernel
+ * sockets of the process are not affected). ltran leaves the pool and the
+ * rings in its memory as they are when it stops, so that what this process
+ * does before it notices (allocate, dequeue, free) touches valid memory;
+ * after, it no longer touches the rings nor allocates; it only frees the
+ * buffers lwIP still holds into the pool.
+ * Every buffer this process holds carries its tag (REGISTER's reply) in
+ * mbuf hash.usr, cleared before it is freed: ltran frees what a process
+ * killed with -9 still held.
+ * Low power: the process gives ltran an eventfd at REGISTER (SCM_RIGHTS);
+ * sleep_begin sets this client's word in ltran's wake zone and hands the
+ * eventfd to the wait loop, which polls it with its kernel fds; ltran
+ * writes it when it puts frames on the rx ring of a client whose word is
+ * set. tx_flush wakes ltran (its eventfd, given in REGISTER's reply) when
+ * ltran's word says it sleeps.
+ */
 
 #define LTRAN_TX_BATCH 64
 #define LTRAN_MAX_BURST 512
@@ -104,67 +102,40 @@ static int k_close(int fd)
     return (int)syscall(SYS_close, fd);
 }
 
+static ssize_t k_sendmsg(int fd, const struct msghdr *mh, int flags)
+{
+    return syscall(SYS_sendmsg, fd, mh, flags);
+}
+
+static ssize_t k_recvmsg(int fd, struct msghdr *mh, int flags)
+{
+    return syscall(SYS_recvmsg, fd, mh, flags);
+}
+
+/* The socket calls of ltran_msg.h: liblstack.so interposes the libc names. */
+static const struct ltran_io k_io = {.sendmsg = k_sendmsg, .recvmsg = k_recvmsg, .close = k_close};
+
 /* One request and its reply. Returns the reply's status (0 or -errno), or
- * -errno of the exchange itself; reply body copied to out (up to outlen). */
-/* pass_fd >= 0 goes along with the request; *got_fd (may be NULL) receives
+ * -errno of the exchange itself; reply body copied to out (up to outlen).
+ * pass_fd >= 0 goes along with the request; *got_fd (may be NULL) receives
  * an fd that came with the reply, else -1 (one that is not wanted is closed). */
 static int rpc(int fd, uint16_t type, const void *body, uint32_t blen, void *out, size_t outlen, int pass_fd,
                int *got_fd)
 {
     if (got_fd != NULL)
         *got_fd = -1;
-    uint8_t msg[sizeof(struct ltran_hdr) + 256];
     if (blen > 256)
         return -EMSGSIZE;
-    struct ltran_hdr h = {.magic = LTRAN_MAGIC, .version = LTRAN_VERSION, .type = type, .len = blen};
-    memcpy(msg, &h, sizeof(h));
-    if (blen > 0)
-        memcpy(msg + sizeof(h), body, blen);
-    struct iovec iov = {.iov_base = msg, .iov_len = sizeof(h) + blen};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } cm;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (pass_fd >= 0) {
-        memset(&cm, 0, sizeof(cm));
-        mh.msg_control = cm.buf;
-        mh.msg_controllen = sizeof(cm.buf);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-    }
-    if (syscall(SYS_sendmsg, fd, &mh, MSG_NOSIGNAL) < 0)
+    if (ltran_msg_send(&k_io, fd, MSG_NOSIGNAL, type, 0, body, blen, pass_fd) < 0)
         return -errno;
     uint8_t rep[sizeof(struct ltran_hdr) + 512];
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } rcm;
-    struct iovec riov = {.iov_base = rep, .iov_len = sizeof(rep)};
-    struct msghdr rmh = {.msg_iov = &riov, .msg_iovlen = 1, .msg_control = rcm.buf, .msg_controllen = sizeof(rcm.buf)};
-    long n = syscall(SYS_recvmsg, fd, &rmh, MSG_CMSG_CLOEXEC);
-    for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&rmh) : NULL; c != NULL; c = CMSG_NXTHDR(&rmh, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(sizeof(int)))
-            continue;
-        int f;
-        memcpy(&f, CMSG_DATA(c), sizeof(int));
-        if (got_fd != NULL && *got_fd < 0)
-            *got_fd = f;
-        else
-            k_close(f);
-    }
+    long n = ltran_msg_recv(&k_io, fd, MSG_CMSG_CLOEXEC, rep, sizeof(rep), got_fd);
     if (n < 0)
         return errno == EAGAIN ? -ETIMEDOUT : -errno;
     if (n == 0)
         return -ECONNRESET;
     struct ltran_hdr rh;
-    if ((size_t)n < sizeof(rh))
-        return -EPROTO;
-    memcpy(&rh, rep, sizeof(rh));
-    if (rh.magic != LTRAN_MAGIC || rh.type != type)
+    if (ltran_msg_header(rep, (size_t)n, &rh) != 0 || rh.type != type)
         return -EPROTO;
     if (rh.status != 0)
         return rh.status;

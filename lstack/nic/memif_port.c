@@ -2,7 +2,25 @@
  * memif_port.c - what a net_memif port (two processes on one host joined
  * by shared memory) needs beyond any DPDK port: surviving its peer, and
  * finding it again.
- *
+ * Design: docs/design.md#memif-reconnects-and-closes-on-the-interrupt-thread
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_alarm.h>
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_ethdev.h>
+#include <rte_interrupts.h>
+
+#include "nic/nic_priv.h"
+#include "nic/quiesce.h"
+
+/*
  * Owns, for a memif port:
  *   - the burst guard (nic/quiesce.c): the driver's disconnect, which runs
  *     on EAL's interrupt thread when the peer goes away, cannot unmap the
@@ -30,7 +48,7 @@
  *     the device's private data. Run side by side, both threads read a
  *     region before either cleared it, and both unmapped it, closed its fd
  *     and rte_free'd it: the second munmap removes whatever was mapped at
- *     that address since. Seen (session 10, ftrace of mmap/munmap/signals):
+ *     that address since. Seen with ftrace of mmap/munmap/signals:
  *     memif-race's survivor closed its port just as its peer's last
  *     connection was SIGKILLed; under ASan, LeakSanitizer's tracer, started
  *     at exit with a stack mapped where the region had been, died of
@@ -52,36 +70,8 @@
  *     interrupt thread, which runs the queued close while the cleanup goes
  *     on to unmap EAL's memory (memif-abandon with the check taken out:
  *     "Cannot close started device", then SIGSEGV). EAL is left up instead,
- *     with a warning; the kernel reclaims it at exit. Rejected: cancelling
- *     the alarm before giving up (rte_eal_alarm_cancel spins while the
- *     alarm runs, so a close stuck in the driver would hang the closing
- *     thread after all; and a cancelled close leaves the port to
- *     rte_eal_cleanup's close, off the interrupt thread); skipping only the
- *     cleanup's port work (DPDK has no call for it: the device cleanup is
- *     inside rte_eal_cleanup).
- *
- * Rejected: doing the reconnect on the polling thread (the interrupt
- * thread may be in the middle of the driver's handshake for the same port,
- * and the driver has no lock around it); a thread of lstack's own (the
- * alarm already runs where the driver's control work runs); for the close,
- * pausing the interrupt thread (DPDK has no call for it) or taking a lock
- * the driver does not know about.
+ *     with a warning; the kernel reclaims it at exit.
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <rte_alarm.h>
-#include <rte_cycles.h>
-#include <rte_dev.h>
-#include <rte_devargs.h>
-#include <rte_ethdev.h>
-#include <rte_interrupts.h>
-
-#include "nic/nic_priv.h"
-#include "nic/quiesce.h"
 
 #define MEMIF_WATCH_US 100000 /* link watch period */
 #define MEMIF_RETRY_MS 1000   /* a client's reconnect attempts, at most this often */

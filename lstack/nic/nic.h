@@ -4,14 +4,14 @@
  *   - DPDK (nic/port.c, nic/io.c): one rx/tx queue pair of a port and its
  *     hugepage mbuf pool (a port may have one pair per stack:
  *     nic/nic_queues.h); EAL set-up in nic/eal.c.
- *   - memory (nic/mem_nic.c): two ports wired back to back in one process,
- *     for tests that need no DPDK, no hugepages and no root (like DPDK's
- *     ring-backed test PMD); nic/mem_rss.h splits one into RSS queues.
+ *   - memory (tests/support/mem_nic.h, not in liblstack.so): two ports
+ *     wired back to back in one process, for tests that need no DPDK, no
+ *     hugepages and no root (like DPDK's ring-backed test PMD).
  * No DPDK or lwIP type crosses this header, so the lwIP side (whose headers
  * clash with rte_ethdev.h) can include it.
  *
  * Threads: a struct nic is used by one thread at a time (its poller).
- * Rejected: exposing struct rte_mbuf to the lwIP side (header clashes).
+ * Design: docs/design.md#no-dpdk-type-crosses-nich
  */
 #ifndef LSTACK_NIC_H
 #define LSTACK_NIC_H
@@ -51,10 +51,10 @@ struct nic_stats {
     uint64_t tx_burst_cycles;        /* TSC ticks inside the port's tx burst calls
                                         (DPDK ports; an af_xdp kick's system
                                         call and the kernel work it runs on
-                                        this core included: issue 11) */
+                                        this core included) */
     uint64_t tx_bursts;              /* tx flushes that had frames (DPDK ports):
                                         one af_xdp kick each; tx_packets over
-                                        it is frames per kick (issue 11) */
+                                        it is frames per kick */
     uint32_t mbuf_free;              /* buffers available now (caches included) */
     uint32_t mbuf_total;             /* buffers in all */
 };
@@ -210,52 +210,5 @@ struct nic_ltran_params {
 };
 NIC_DPDK_EXPORT struct nic *nic_ltran_open(const struct nic_ltran_params *p, char *added, size_t addedlen,
                                            char *err, size_t errlen);
-
-/* ---- memory ---- */
-
-/* Two ports wired to each other: what one sends, the other receives, in
- * order, after its tx_flush. Each holds at most nb_bufs frames in flight
- * (queued + held by the receiver). macs are 02:00:00:00:00:01 and :02.
- * Returns 0, or -1 (out of memory). Close each with ops->close. */
-int nic_mem_pair(uint32_t nb_bufs, uint16_t priv_size, uint16_t burst, struct nic **a, struct nic **b);
-
-/* Make memory port n offer caps (before a stack opens on it), playing the
- * NIC: with tx_cksum it fills in the checksums of what it sends, with
- * rx_cksum it checks those of what it delivers and flags each frame, with
- * tso_max it takes TSO frames (tx_frame_tso) and cuts them into MSS
- * frames at tx_flush, before the tap sees them.
- * What it did, for tests: frames whose checksums it filled, of those the
- * ones that came with a non-zero IPv4 or TCP checksum already (the stack
- * computed what it should have left), and received frames it found bad. */
-struct nic_mem_cksum {
-    uint64_t filled, prefilled, bad;
-};
-void nic_mem_set_caps(struct nic *n, const struct nic_caps *caps);
-void nic_mem_cksum_counts(const struct nic *n, struct nic_mem_cksum *out);
-/* What memory port n's TSO did: frames it took, frames it cut them into,
- * frames it could not cut (not IPv4/TCP, headers beyond the first buffer,
- * an MSS frame longer than a buffer: dropped). */
-struct nic_mem_tso {
-    uint64_t frames, pieces, bad;
-};
-void nic_mem_tso_counts(const struct nic *n, struct nic_mem_tso *out);
-
-/* Test hooks of a memory port n (a port of nic_mem_pair, nothing else).
- * The tap sees every frame n sends, at its tx_flush, before the peer does:
- * it returns true to let the frame through, false to take it off the wire
- * (freed, not counted as a drop). fn NULL removes it. */
-typedef bool (*nic_mem_tap_fn)(void *ctx, const uint8_t *frame, uint16_t len);
-void nic_mem_set_tap(struct nic *n, nic_mem_tap_fn fn, void *ctx);
-/* Queue a copy of frame for n to receive, as if its peer had sent it (it
- * counts against the peer's buffers). Returns 0, or -1 (longer than a
- * buffer, the peer's buffers all in use, out of memory). */
-int nic_mem_inject(struct nic *n, const uint8_t *frame, uint16_t len);
-/* The most frames one rx_burst of either port of n's pair returns from now
- * on (nic_mem_pair's burst; 0: 32). */
-void nic_mem_set_burst(struct nic *n, uint16_t burst);
-/* Add count frame buffers to the pair's free list now (as a pool is
- * allocated up front), so that sending and cutting frames later needs no
- * malloc while fewer are in use. Returns 0, or -1 (out of memory). */
-int nic_mem_prealloc(struct nic *n, uint32_t count);
 
 #endif

@@ -1,13 +1,22 @@
 /*
- * nic_queues.h - a DPDK port opened with one rx/tx queue pair per stack
- * (issue 12): each queue is a struct nic of its own, with the ops of
+ * nic_queues.h - a DPDK port opened with one rx/tx queue pair per stack:
+ * each queue is a struct nic of its own, with the ops of
  * nic.h on that queue, its own mbuf pool on the NUMA node of its stack's
  * CPU, its own tx batch and counters; the port spreads received flows
  * over the queues (RSS where it has it, else its own way: nic/steer.h).
  *
  * No DPDK or lwIP type crosses this header. The entry points are exported
  * by liblstack_dpdk.so (the preload finds them with dlsym).
- *
+ */
+#ifndef LSTACK_NIC_QUEUES_H
+#define LSTACK_NIC_QUEUES_H
+
+#include <sched.h>
+
+#include "nic/nic.h"
+#include "nic/steer.h"
+
+/*
  * How each test-bed port gets several queues (set in dpdk_args):
  *   net_af_packet  qpairs=N: N packet sockets in one fanout group
  *                  (PACKET_FANOUT_HASH: the kernel's flow hash; opaque)
@@ -21,13 +30,6 @@
  *                  the port (NIC_STEER_TOEPLITZ: steerable)
  *   net_memif      one queue pair per port in lstack (refused above 1)
  */
-#ifndef LSTACK_NIC_QUEUES_H
-#define LSTACK_NIC_QUEUES_H
-
-#include <sched.h>
-
-#include "nic/nic.h"
-#include "nic/steer.h"
 
 struct nic_queues_params {
     struct nic_params port;   /* as for nic_dpdk_open; nb_mbufs and cache_size are

@@ -10,10 +10,7 @@
  * (the PMD's rx refill included) is a compare-and-swap on the pool's
  * shared ring. rte_thread_register gives it an lcore id (and so a cache)
  * without pinning it (the caller pins its thread to its num_cpus CPU).
- * Rejected: starting stack threads as EAL lcores with rte_eal_remote_launch
- * (EAL would have to be given the stack CPUs with -l, which dpdk_args
- * already chooses for the user, and EAL's lcores cannot be stopped and
- * restarted the way the stack threads are).
+ * Design: docs/design.md#stack-threads-are-plain-threads-not-eal-lcores
  */
 #include <errno.h>
 #include <stdio.h>

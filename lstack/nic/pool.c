@@ -2,6 +2,22 @@
  * pool.c - the stack's hugepage mbuf pool (one per port), laid out for
  * the port that will use it.
  *
+ * nic_pool_check_umem verifies the property the af_xdp PMD relies on, so a
+ * DPDK that lays pools out differently fails at start-up with a reason
+ * instead of losing frames.
+ * Design: docs/design.md#dense-mbuf-pools-only-where-the-pmd-needs-them
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_mempool.h>
+
+#include "nic/nic_priv.h"
+
+/*
  * Two layouts:
  *  - page-bound (rte_pktmbuf_pool_create): no object straddles a page, so
  *    a frame's memory is IOVA-contiguous on any port that DMAs (a real NIC
@@ -17,27 +33,8 @@
  *    one as an invalid descriptor (it never reaches the wire and the mbuf
  *    is never completed: leaked), and when the pool's ring handed out a run
  *    of them, every ACK and retransmission of a connection was lost for up
- *    to a minute (docs/performance.md, "The af_xdp stall").
- *
- * nic_pool_check_umem verifies the property the af_xdp PMD relies on, so a
- * DPDK that lays pools out differently fails at start-up with a reason
- * instead of losing frames.
- *
- * Rejected: dense pools for every port (a real NIC with IOVA as PA would
- * DMA across a page boundary into another physical page); taking the
- * objects past the umem's end out of circulation (hides the layout
- * mismatch instead of removing it); a larger umem (that is the PMD's
- * computation, not ours).
+ *    to a minute.
  */
-#include <stdio.h>
-#include <string.h>
-
-#include <rte_errno.h>
-#include <rte_mbuf.h>
-#include <rte_mbuf_pool_ops.h>
-#include <rte_mempool.h>
-
-#include "nic/nic_priv.h"
 
 /* A pool whose objects sit back to back in one virtually contiguous chunk.
  * NULL with rte_errno set. */

@@ -6,12 +6,7 @@
  * Owns: port selection (by MAC, or the only port), the pools' places
  * (their layout is pool.c's), the queue set-up and the port's lifetime
  * across its queues. Frame I/O is in io.c, RSS in port_rss.c.
- * Rejected: allocating the pool lazily (a missing hugepage reservation
- * must fail at start-up with a clear message, not at the first burst of
- * traffic); one pool shared by the queues (every stack's allocations and
- * frees would meet on one ring, and its memory would sit on one node);
- * stopping the port when its first queue closes (the other stacks may
- * still be draining theirs).
+ * Design: docs/design.md#one-mbuf-pool-per-queue-made-at-start
  */
 #include <errno.h>
 #include <stdio.h>

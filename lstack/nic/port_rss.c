@@ -1,7 +1,15 @@
 /*
  * port_rss.c - RSS on a port opened with several queues, and how flows
  * reach its queues (struct nic_steer, nic/steer.h).
- *
+ * Design: docs/design.md#the-ports-own-rss-table-is-read-back-not-written
+ */
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "nic/nic_priv.h"
+
+/*
  * Configure: with more than one queue and a port that reports IPv4/TCP in
  * flow_type_rss_offloads, RSS mode with the IPv4, IPv4/TCP and IPv4
  * fragment hash types it has, under the port's own key (none is forced:
@@ -15,15 +23,7 @@
  * rss_conf has no hash-function field: the port's default function is
  * taken to be Toeplitz, which is every RSS NIC's default (the symmetric and
  * XOR variants are opt-in through rte_flow, which lstack does not use).
- * Rejected: writing our own reta (the port's default already spreads
- * entries over the queues round robin, and the read-back is the truth
- * either way).
  */
-#include <string.h>
-
-#include <rte_ethdev.h>
-
-#include "nic/nic_priv.h"
 
 #define RSS_TYPES (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_FRAG_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP)
 

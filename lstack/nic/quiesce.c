@@ -1,7 +1,20 @@
 /*
  * quiesce.c - pausing a port's bursts from another thread, and the guard
- * of DPDK's memif driver's region unmapping (see quiesce.h).
- *
+ * of DPDK's memif driver's region unmapping (see quiesce.h): the driver
+ * unmaps its shared regions on EAL's interrupt thread, with no lock against
+ * the thread that polls the queues, so its munmap waits here until no
+ * registered port is inside a burst.
+ * Design: docs/design.md#bursts-and-a-memif-unmap-are-kept-apart-by-a-quiesce-count
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/mman.h>
+
+#include "nic/got_hook.h"
+#include "nic/quiesce.h"
+
+/*
  * The crash this exists for: redis-server under lstack on net_memif died
  * with SIGSEGV inside librte_net_memif's rx burst when its peer exited.
  * DPDK 22.11's memif handles its control socket on EAL's interrupt thread;
@@ -17,20 +30,7 @@
  * the poller sets in_burst with a full barrier before the driver's burst
  * reads that flag, so a burst either saw the flag cleared (it touches no
  * region) or is waited for. Bursts started after the wait see the flag.
- *
- * Rejected: catching SIGSEGV around bursts (steals the host's handler, a
- * half-done burst leaks mbufs); pausing the interrupt thread from the
- * poller (a syscall per round, and the poller stalls on a thread it does
- * not schedule); interposing munmap process-wide (see got_hook.c); relying
- * on link state (the driver sets it and unmaps in one go, on its thread).
  */
-#include <pthread.h>
-#include <sched.h>
-#include <stdio.h>
-#include <sys/mman.h>
-
-#include "nic/got_hook.h"
-#include "nic/quiesce.h"
 
 static void wait_no_burst(struct nic_quiesce *q)
 {

@@ -4,10 +4,18 @@
  * outgoing connection whose replies reach a chosen queue.
  *
  * Pure: no DPDK and no lwIP type, no allocation, no global state, so both
- * the DPDK side (nic/port_queues.c fills a struct nic_steer from the port)
- * and the lwIP side (the stack that picks a source port) include it. Built
- * into the common library (like nic/mem_nic.c).
- *
+ * the DPDK side (nic/port_rss.c fills a struct nic_steer from the port)
+ * and the lwIP side (the stack that picks a source port) include it.
+ * Design: docs/design.md#flow-steering-computes-the-ports-toeplitz-hash
+ */
+#ifndef LSTACK_NIC_STEER_H
+#define LSTACK_NIC_STEER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
  * How a port spreads flows (enum nic_steer_kind):
  *  - NIC_STEER_ONE: one queue; every flow lands on queue 0.
  *  - NIC_STEER_TOEPLITZ: the port computes the Toeplitz hash (Microsoft's
@@ -27,20 +35,7 @@
  * Byte order: addresses and ports as they are on the wire (network order)
  * everywhere in this header, except the port range and the result of
  * nic_steer_pick_port, which are host order (as lwIP's port numbers are).
- *
- * Rejected: DPDK's rte_softrss (a header of the DPDK side: the lwIP side
- * may not include it; the unit test uses it as a second opinion); hashing
- * with the port itself (rte_flow / a test packet per candidate port: slow,
- * and not available on every PMD); a symmetric key forced onto the port
- * (changes what the NIC does for every other user of the port; we read the
- * key the port has instead).
  */
-#ifndef LSTACK_NIC_STEER_H
-#define LSTACK_NIC_STEER_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #define NIC_STEER_KEY_MAX 64    /* bytes: 40 on most NICs, 52 on some */
 #define NIC_STEER_RETA_MAX 512  /* entries: 128 or 512 on most NICs */

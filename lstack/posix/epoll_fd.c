@@ -6,9 +6,7 @@
  *
  * An epoll fd stays a kernel epoll instance; a lepoll is its stack half.
  *
- * Rejected: keeping this in the event layer (until 2026-12): readiness then
- * knew the fd table, how fds are placed and which fd kinds exist; now the
- * event layer is given sockets and lepolls, never fds to look up.
+ * Design: docs/design.md#epoll-fds-belong-to-the-posix-layer
  */
 #include <errno.h>
 #include <stdbool.h>

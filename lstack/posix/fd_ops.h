@@ -3,11 +3,6 @@
  * (a stack socket: posix/sock_fd.c; an epoll instance watching stack
  * sockets: posix/epoll_fd.c).
  *
- * The exported wrappers (posix/exports.c and friends) look the fd up in the
- * fd table: a kernel fd goes straight to libc (a table for the kernel would
- * add nothing but an indirect call); an owned fd goes to its ops. A NULL op
- * means "the kernel object behind this fd answers": the wrapper calls libc.
- *
  * Contract of every op: like the POSIX call (return value, errno), with the
  * entry and the fd number it was called with. Ops set errno themselves;
  * lstack's internal negative-errno results are translated at this boundary.
@@ -21,6 +16,13 @@
 #include <sys/types.h>
 
 #include "posix/fdtable.h"
+
+/*
+ * The exported wrappers (posix/exports.c and friends) look the fd up in the
+ * fd table: a kernel fd goes straight to libc (a table for the kernel would
+ * add nothing but an indirect call); an owned fd goes to its ops. A NULL op
+ * means "the kernel object behind this fd answers": the wrapper calls libc.
+ */
 
 struct fd_ops {
     const char *kind;

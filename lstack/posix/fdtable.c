@@ -1,8 +1,9 @@
 /*
- * fdtable.c - see fdtable.h.
- * Rejected: a hash map (a lookup on every read/write must be a load, not a
- * probe) and a table sized from the soft RLIMIT_NOFILE (Redis raises its
- * soft limit after start-up, so fds beyond the soft limit at init appear).
+ * fdtable.c - the fd table (see fdtable.h): one entry per fd number up to
+ * the hard RLIMIT_NOFILE, in an anonymous mapping, so that a lookup on
+ * every read and write is a load. An fd the table does not know is the
+ * kernel's. Any thread; entries change under the callers' rules.
+ * Design: docs/design.md#the-fd-table-is-a-flat-array-up-to-the-hard-limit
  */
 #include "posix/fdtable.h"
 

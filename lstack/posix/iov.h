@@ -3,7 +3,17 @@
  * (readv, writev, recvmsg, sendmsg, and the one-buffer calls as one entry):
  * Linux's checks on it, and a cursor that walks it without copying it.
  *
- * Linux (6.x, measured: docs/reliability.md "Vectored I/O"):
+ * Pure: no lwIP, no lock, no errno. Any thread.
+ * Design: docs/design.md#iovec-arrays-are-walked-in-place
+ */
+#ifndef LSTACK_IOV_H
+#define LSTACK_IOV_H
+
+#include <stddef.h>
+#include <sys/uio.h>
+
+/*
+ * Linux (6.x, measured: docs/reliability.md#vectored-io):
  *  - readv / writev with a count below 0 or above UIO_MAXIOV (1024, glibc's
  *    IOV_MAX): EINVAL; recvmsg / sendmsg with msg_iovlen above it: EMSGSIZE
  *    (the callers check the count, each with its errno);
@@ -18,19 +28,7 @@
  * entry that is partly done (a short write or read before it) or shortened by
  * the cap is handed as a single entry of its own, so no call copies the array
  * and none keeps an IOV_MAX-sized array on its stack.
- *
- * Rejected: copying the array into a local one (the old IOV_MAX_LOCAL 64
- * copy: a limit Linux does not have, EMSGSIZE for Redis's 1024-entry writev,
- * and 16 KiB of stack per call at 1024); chunks of 64 entries per lsock call
- * (a MSG_PEEK would see the first chunk's bytes again for the second).
- *
- * Pure: no lwIP, no lock, no errno. Any thread.
  */
-#ifndef LSTACK_IOV_H
-#define LSTACK_IOV_H
-
-#include <stddef.h>
-#include <sys/uio.h>
 
 #define LSTACK_IOV_MAX 1024          /* Linux's UIO_MAXIOV */
 #define LSTACK_RW_MAX 0x7ffff000UL   /* Linux's MAX_RW_COUNT (4 KiB pages) */

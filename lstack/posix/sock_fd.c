@@ -9,9 +9,7 @@
  * 0.0.0.0 (so `redis-cli -h 127.0.0.1` works while the stack serves the
  * stack's address).
  *
- * Rejected: deciding at socket() time (the address is not known yet), and
- * eventfds as fd placeholders (a listener on 0.0.0.0 needs a real kernel
- * socket anyway, and one kind of placeholder keeps fstat consistent).
+ * Design: docs/design.md#sockets-are-routed-at-bindconnect-over-a-real-kernel-socket
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -93,7 +91,7 @@ int sockfd_adopt(int fd, int type_flags)
     rt_lock();
     int rc = lsock_new(rt_stack(), &ls);
     if (rc == 0)
-        lsock_set_fd(ls, fd); /* issue 4: stackctl shows it */
+        lsock_set_fd(ls, fd); /* stackctl shows it */
     rt_unlock();
     if (rc < 0)
         return fail_neg(rc);
@@ -157,8 +155,8 @@ static int sin_of(const struct sockaddr *addr, socklen_t len, struct sockaddr_in
 /* bind(0.0.0.0:0): a port free on both sides. The stack picks it (its
  * ephemeral range is the kernel's, stack.c) and the kernel socket takes
  * the same; if the kernel holds that one, the stack picks its next.
- * Rejected: the kernel's pick for both (the stack may hold it: EADDRINUSE
- * while ports are free). Returns 0 or -1 (errno). */
+ * Returns 0 or -1 (errno). Design:
+ * docs/design.md#bind-to-port-0-takes-a-port-free-on-both-sides */
 static int bind_any_ephemeral(struct sock_file *sf, int fd, struct sockaddr_in sin)
 {
     for (unsigned tries = 0; tries <= 65535; tries++) {
@@ -241,7 +239,7 @@ static int sock_listen(struct fd_entry *e, int fd, int backlog)
     rt_lock();
     int rc = lsock_listen(sf->ls, backlog);
     if (rc == 0)
-        rc = rt_listen_everywhere(sf->ls); /* issue 12: every stack takes SYNs */
+        rc = rt_listen_everywhere(sf->ls); /* every stack takes SYNs */
     rt_unlock();
     return rc < 0 ? fail_neg(rc) : 0;
 }
@@ -265,7 +263,7 @@ static int adopt_accepted(struct lsock *nls, struct sockaddr *addr, socklen_t *l
     uint32_t ip = 0;
     uint16_t port = 0;
     rt_lock();
-    lsock_set_fd(nls, nfd); /* issue 4: stackctl shows it */
+    lsock_set_fd(nls, nfd); /* stackctl shows it */
     lsock_name(nls, true, &ip, &port);
     rt_unlock();
     sock_put_addr(addr, len, ip, port);

@@ -1,11 +1,23 @@
 /*
  * sock_io.c - the read and write families on a stack socket (all arrive as
- * recvmsg / sendmsg, read and write as
- * their own one-entry calls, see fd_ops.h): blocking, timeouts, MSG_DONTWAIT,
+ * recvmsg / sendmsg, read and write as their own one-entry calls, see
+ * fd_ops.h): blocking, timeouts, MSG_DONTWAIT,
  * MSG_WAITALL, MSG_NOSIGNAL and SIGPIPE. The bytes themselves move in the
  * sock layer (lsock_recv / lsock_send); the caller's iovec array is checked
  * and walked by posix/iov.c (up to IOV_MAX entries, like Linux, no copy).
- *
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "ctl/app_counters.h"
+#include "event/event.h"
+#include "posix/iov.h"
+#include "posix/sock_fd_priv.h"
+#include "runtime/runtime.h"
+#include "sock/lsock.h"
+
+/*
  * A call hands the sock layer one run of entries at a time (iov_cur_next)
  * and goes on to the next run when the previous one was done in full: a
  * non-blocking writev queues as much as fits across all its entries and
@@ -31,16 +43,6 @@
  * (sock_fd_ops or sock_ring_fd_ops, chosen when the socket is made) picks
  * the entry points: no mode is tested per call.
  */
-#include <signal.h>
-#include <string.h>
-#include <sys/epoll.h>
-
-#include "ctl/app_counters.h"
-#include "event/event.h"
-#include "posix/iov.h"
-#include "posix/sock_fd_priv.h"
-#include "runtime/runtime.h"
-#include "sock/lsock.h"
 
 /* How one step of a read or write moves bytes (see the top). recv: with
  * stop, a queue with nothing readable answers -EAGAIN before a pending error
@@ -181,7 +183,7 @@ static inline __attribute__((always_inline)) ssize_t recvmsg_with(const struct s
                                                                    struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.reads++; /* issue 4: stackctl show stats */
+    app_cnt.reads++; /* stackctl show stats */
     /* Fast path: one entry, no flags, and data or EOF or an error to
      * report: one lsock_recv, as the loop below would make it. Only "none
      * yet" (nothing consumed, nothing taken) goes on to the loop. */
@@ -204,7 +206,7 @@ static inline __attribute__((always_inline)) ssize_t read_with(const struct sock
                                                                 int fd, void *buf, size_t len)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.reads++; /* issue 4: stackctl show stats */
+    app_cnt.reads++; /* stackctl show stats */
     struct iovec v = {buf, len};
     ssize_t r;
     if (entry_fast(&v) && recv_fast(io, sf, &v, &r))
@@ -292,7 +294,7 @@ static inline __attribute__((always_inline)) ssize_t sendmsg_with(const struct s
                                                                    const struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.writes++; /* issue 4: stackctl show stats */
+    app_cnt.writes++; /* stackctl show stats */
     /* Fast path: one entry that fits whole, or an error to report: one
      * lsock_send, as the loop below would make it. A partial or empty
      * result goes on to the loop, with what was queued counted as sent. */
@@ -310,7 +312,7 @@ static inline __attribute__((always_inline)) ssize_t write_with(const struct soc
                                                                  int fd, const void *buf, size_t len)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.writes++; /* issue 4: stackctl show stats */
+    app_cnt.writes++; /* stackctl show stats */
     struct iovec v = {(void *)buf, len};
     size_t first = 0;
     ssize_t r;

@@ -2,7 +2,21 @@
  * app_affinity.c - where application threads run (lstack.conf's
  * main_thread_affinity, app_bind_numa and app_exclude_cpus, with Gazelle's
  * meaning). Contracts in app_affinity.h.
- *
+ * Design: docs/design.md#application-threads-are-bound-at-their-first-sleep
+ */
+#include "runtime/app_affinity.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "conf/conf.h"
+#include "conf/conf_values.h"
+
+/*
  * Owns: the plan (which CPUs the main thread and each stack's application
  * threads get), computed once at start from the conf and the NUMA topology
  * (nic_app_cpus, through a function pointer so that the plan is testable
@@ -17,28 +31,7 @@
  *    CPUs of that stack's NUMA node less app_exclude_cpus (Gazelle binds its
  *    application's epoll and poll threads the same way). The main thread is
  *    left alone when main_thread_affinity pinned it.
- *
- * Rejected: binding at a thread's first socket call (every call would test
- * a thread-local flag; the threads that matter, the ones that wait, all
- * pass through the first sleep, which already runs once per thread to make
- * its eventfd); binding every thread of the process (threads that never
- * touch the stack, e.g. Redis's io-threads or background threads, are the
- * application's business); failing a socket call when the kernel refuses a
- * binding (the call works the same without it: logged once instead); an
- * empty set after app_exclude_cpus bound to nothing at all (a silent no-op
- * of a key the user set: the start fails and says why).
  */
-#include "runtime/app_affinity.h"
-
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include "common/log.h"
-#include "conf/conf.h"
-#include "conf/conf_values.h"
 
 /* Written by the init thread before RT_READY (no application thread sleeps
  * on a stack before then), read by application threads afterwards. */

@@ -3,13 +3,13 @@
  *
  * liblstack.so does not link DPDK: every process under LD_PRELOAD would
  * otherwise load some fifty DPDK libraries and run their constructors, bound
- * or not. The DPDK side is found next to liblstack.so, or at
- * $LSTACK_DPDK_LIB. It is loaded RTLD_LOCAL: its symbols never mix with the
+ * or not. The DPDK side is $LSTACK_DPDK_LIB, else liblstack_dpdk.so found
+ * the way the dynamic loader finds a library liblstack.so dlopens: along its
+ * RUNPATH ($ORIGIN/lstack when installed, the build directory in a build
+ * tree). It is loaded RTLD_LOCAL: its symbols never mix with the
  * application's.
  */
 #include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,32 +18,14 @@
 
 #define DPDK_LIB_NAME "liblstack_dpdk.so"
 
-static int lib_path(char *out, size_t len)
-{
-    const char *env = getenv("LSTACK_DPDK_LIB");
-    if (env != NULL && env[0] != '\0') {
-        snprintf(out, len, "%s", env);
-        return 0;
-    }
-    Dl_info info;
-    if (dladdr((void *)lib_path, &info) == 0 || info.dli_fname == NULL)
-        return -1;
-    char self[PATH_MAX];
-    snprintf(self, sizeof(self), "%s", info.dli_fname);
-    snprintf(out, len, "%s/%s", dirname(self), DPDK_LIB_NAME);
-    return 0;
-}
-
 int dpdk_load(struct dpdk_calls *d, char *err, size_t errlen)
 {
-    char path[PATH_MAX + 32];
-    if (lib_path(path, sizeof(path)) != 0) {
-        snprintf(err, errlen, "cannot find where liblstack.so is loaded from; set LSTACK_DPDK_LIB");
-        return -1;
-    }
+    const char *env = getenv("LSTACK_DPDK_LIB");
+    const char *path = env != NULL && env[0] != '\0' ? env : DPDK_LIB_NAME;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
-        snprintf(err, errlen, "cannot load the DPDK side %s: %s", path, dlerror());
+        snprintf(err, errlen, "cannot load the DPDK side %s: %s%s", path, dlerror(),
+                 path == env ? "" : " (searched liblstack.so's RUNPATH; set LSTACK_DPDK_LIB)");
         return -1;
     }
     void *init = dlsym(h, "nic_eal_init");

@@ -1,6 +1,28 @@
 /*
- * init.c - start the stack on first use, and stop it at exit.
- *
+ * init.c - start the stack on first use (the first AF_INET stream socket()
+ * of a bound process, after `daemonize yes` has forked), and stop it at
+ * exit. A failure says why and follows init_fail: "kernel" carries on on
+ * the kernel stack, "exit" stops the process. Called by the runtime.
+ * Design: docs/design.md#lstack-starts-at-the-first-call-not-in-a-constructor
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#include "common/log.h"
+#include "common/pkt_fanout.h"
+#include "conf/conf.h"
+#include "ctl/ctl_preload.h"
+#include "event/event.h"
+#include "nic/nic.h"
+#include "nic/nic_queues.h"
+#include "posix/sock_fd.h"
+#include "runtime/app_affinity.h"
+#include "runtime/runtime_priv.h"
+#include "stack/stack.h"
+
+/*
  * The stack starts lazily, on the first AF_INET stream socket() of a bound
  * process: after `daemonize yes` has forked, so the daemon (not its parent)
  * owns DPDK. Steps: read lstack.conf, load the DPDK side, EAL (which restores
@@ -12,26 +34,7 @@
  * init_fail, also when the file itself is the failure: a file with errors
  * still gives the init_fail of a line that parsed (lstack_conf_load); one
  * that cannot be read gives the default, "kernel".
- *
- * Rejected: a library constructor (Gazelle's way: DPDK would be shared with
- * every fork, and `daemonize yes` would break).
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <pthread.h>
-
-#include "common/log.h"
-#include "common/pkt_fanout.h"
-#include "conf/conf.h"
-#include "ctl/ctl_rt.h"
-#include "event/event.h"
-#include "nic/nic.h"
-#include "nic/nic_queues.h"
-#include "posix/sock_fd.h"
-#include "runtime/app_affinity.h"
-#include "runtime/runtime_priv.h"
-#include "stack/stack.h"
 
 /* How long the stack keeps running at exit for the last FINs to leave. */
 #define EXIT_LINGER_MS 20
@@ -51,7 +54,7 @@ static void rt_shutdown(void)
 {
     if (rt.child || rt_state_v != RT_READY)
         return;
-    ctl_rt_stop(); /* issue 4: no control request may run while the stack goes away */
+    ctl_preload_stop(); /* no control request may run while the stack goes away */
     sockfd_close_all();
     /* The owner stops (run-to-wakeup: the stack thread is joined); this
      * thread owns the stacks from here. */
@@ -297,13 +300,13 @@ bool rt_ensure(void)
     if (rc == 0) {
         c.init_fail = policy; /* what stackctl show config reports */
         lstack_log_set_level(c.log_level);
-        ctl_rt_census_begin(); /* which fds the start opens: stackctl's fds_stack */
+        ctl_preload_census_begin(); /* which fds the start opens: stackctl's fds_stack */
         rc = start(&c, err, sizeof(err));
         if (rc != 0) {
-            ctl_rt_census_drop();
+            ctl_preload_census_drop();
             LSTACK_ERR("stack start failed: %s", err);
         } else {
-            ctl_rt_start(&c, path); /* issue 4: the control socket (stackctl); serves stacks once RT_READY */
+            ctl_preload_start(&c, path); /* the control socket (stackctl); serves stacks once RT_READY */
         }
         lstack_conf_free(&c);
     }

@@ -4,7 +4,7 @@
  * inside a wait polls the queue (event/wait.c's loop); nothing else starts
  * or stops. A call that queued frames that should leave now (connect,
  * shutdown, close) sends the tx batch, without a poll round: receiving is
- * for the waiting thread (until 2026-12 these calls ran a whole round).
+ * for the waiting thread.
  */
 #include "event/event.h"
 #include "runtime/stack_ctx.h"

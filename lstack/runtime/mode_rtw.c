@@ -7,7 +7,30 @@
  * stack's count of readiness changes (stack_sock_changes: lwIP callbacks in
  * the round and the application's own calls since); when it moved, every
  * sleeper's eventfd is written and the list emptied.
- *
+ * Design: docs/design.md#run-to-wakeup-a-stack-thread-data-rings-wake-ups-for-sleepers
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/eventfd.h>
+
+#include "common/libc.h"
+#include "common/log.h"
+#include "common/tsc_clock.h"
+#include "conf/conf.h"
+#include "event/event.h"
+#include "runtime/app_affinity.h"
+#include "runtime/runtime_priv.h"
+#include "runtime/rtw_idle.h"
+#include "runtime/stack_ctx.h"
+#include "sock/lsock.h"
+#include "stack/stack.h"
+
+/*
  * Data path: rings (sock/tcp_ring.c, enabled here at start). Each
  * established connection has a receive ring (the stack thread publishes
  * the pbufs lwIP hands it; the application copies out of them) and a send
@@ -15,9 +38,7 @@
  * into lwIP with tcp_write / tcp_output). A read or write the rings can
  * answer takes no lock and runs no lwIP; it marks the socket pending on a
  * lock-free list, which the stack thread services at the start of its next
- * round (write into lwIP, free read pbufs, reopen the window). With
- * LSTACK_RTW_RINGS=0 every call takes the lock instead (the path before
- * the rings, kept for comparison).
+ * round (write into lwIP, free read pbufs, reopen the window).
  *
  * Still under the lock (not through a request ring): the control calls
  * (socket, bind, listen, accept, connect, shutdown, close, setsockopt,
@@ -47,10 +68,10 @@
  *    after it (wake_take / wake_unlocked): a woken thread that preempted
  *    the stack thread inside the lock slept in the futex at once, and the
  *    lock's hand-back cost two more switches and a futex wait and wake per
- *    wake-up (issue 12: 0.46 futex calls per request on the server);
+ *    wake-up (measured: 0.46 futex calls per request on the server);
  *  - after writing them it yields (sched_yield), so the woken thread runs
- *    now rather than when the scheduler next preempts a spinning thread (a
- *    p99 of 4.6 ms, the slice, before);
+ *    now rather than when the scheduler next preempts a spinning thread
+ *    (else a p99 of 4.6 ms, the slice);
  *  - an idle round gives the CPU away instead of pausing when no
  *    application thread is linked as a sleeper (one is awake and may be
  *    runnable here; read without the lock, a hint): a yield while yields
@@ -62,41 +83,7 @@
  * On a CPU of its own the stack thread pays a sched_yield per wake-up and
  * per idle round while the application is awake (a system call that finds
  * nobody else to run).
- *
- * Rejected: waking only the sleepers of the sockets that changed (each
- * waiter would have to link a watcher per socket it looks at: poll and
- * select take fresh sets every call; a wake-up of a thread that finds
- * nothing costs one look); a stack thread that holds the lock for every
- * round, idle ones too (the first version: an application call found the
- * lock held nearly always and slept in the futex); a request/answer ring
- * per call (issue 12's first sketch: a round trip to the stack thread for
- * every read and write, where the data rings need none; the control calls
- * are rare and stay under the lock); a stack thread that sleeps whenever
- * idle, sleepers or not (the vdevs have no rx interrupt to wake it: a
- * sleeping application thread would wait for the step; timed steps are
- * taken only while every application thread is awake and the CPU is
- * contended, rtw_idle.h).
  */
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <sys/eventfd.h>
-
-#include "common/libc.h"
-#include "common/log.h"
-#include "common/tsc_clock.h"
-#include "conf/conf.h"
-#include "event/event.h"
-#include "runtime/app_affinity.h"
-#include "runtime/runtime_priv.h"
-#include "runtime/rtw_idle.h"
-#include "runtime/stack_ctx.h"
-#include "sock/lsock.h"
-#include "stack/stack.h"
 
 /* ---- sleepers ---- */
 
@@ -259,11 +246,11 @@ enum { RTW_TIMER_ROUND_NS = 1000000 };
 enum { RTW_HANDOFF_SPINS = 1u << 10 };
 
 /* Idle, no application thread sleeping: give the CPU away, a yield or a
- * timed step of step_ns (rtw_idle.h; 0: always a yield). */
-static void idle_give(struct rtw_idle *idle, long step_ns, struct tsc_clock *clk, uint64_t now)
+ * timed step of RTW_IDLE_STEP_NS (rtw_idle.h). */
+static void idle_give(struct rtw_idle *idle, struct tsc_clock *clk, uint64_t now)
 {
-    if (step_ns > 0 && rtw_idle_sleep(idle, now)) {
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = step_ns};
+    if (rtw_idle_sleep(idle, now)) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = RTW_IDLE_STEP_NS};
         nanosleep(&ts, NULL);
         return;
     }
@@ -291,7 +278,7 @@ static void *stack_thread(void *arg)
              * runnable on this CPU; let it run rather than spin (a hint,
              * read without the lock). */
             if (__atomic_load_n(&c->sleepers, __ATOMIC_RELAXED) == NULL)
-                idle_give(&idle, c->idle_step_ns, &clk, now);
+                idle_give(&idle, &clk, now);
             else
                 relax();
             continue;
@@ -326,26 +313,8 @@ static void *stack_thread(void *arg)
 static int rtw_start(struct stack_ctx *c, const struct lstack_conf *conf, char *err, size_t errlen)
 {
     (void)conf;
-    /* The idle step (rtw_idle.h): LSTACK_RTW_IDLE_STEP_US overrides it, 0
-     * always yields (the behaviour before the steps, kept to compare the
-     * two in one run, docs/performance.md). */
-    c->idle_step_ns = RTW_IDLE_STEP_NS;
-    const char *step = getenv("LSTACK_RTW_IDLE_STEP_US");
-    if (step != NULL) {
-        char *end;
-        long us = strtol(step, &end, 10);
-        if (*step == '\0' || *end != '\0' || us < 0 || us > 100000) {
-            snprintf(err, errlen, "LSTACK_RTW_IDLE_STEP_US='%s': want microseconds, 0 to 100000", step);
-            return -1;
-        }
-        c->idle_step_ns = us * 1000;
-    }
-    /* Sockets move their data through rings (sock/tcp_ring.c) unless
-     * LSTACK_RTW_RINGS=0 (every call under the lock, the path before the
-     * rings: kept to compare the two in one run, docs/performance.md). */
-    const char *rings = getenv("LSTACK_RTW_RINGS");
-    if (rings == NULL || strcmp(rings, "0") != 0)
-        lsock_rings_enable(c->stack);
+    /* Sockets move their data through rings (sock/tcp_ring.c). */
+    lsock_rings_enable(c->stack);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     if (c->cpu >= 0 && c->cpu < CPU_SETSIZE) {

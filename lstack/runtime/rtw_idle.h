@@ -3,6 +3,18 @@
  * while no application thread sleeps in lstack (mode_rtw.c): yield it, or
  * sleep a short timed step.
  *
+ * One struct per stack thread (no lock); zero-initialised is valid and
+ * starts in yield mode. Times in ns from one clock. Pure: no lwIP, no DPDK,
+ * no system call.
+ * Design: docs/design.md#run-to-wakeups-idle-stack-thread-yields-then-takes-timed-steps
+ */
+#ifndef LSTACK_RTW_IDLE_H
+#define LSTACK_RTW_IDLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
  * The stack thread never blocks on the NIC (the vdevs have no rx interrupt).
  * While an application thread sleeps in epoll_wait/poll/select it spins, so
  * that a frame wakes that thread at once. While none sleeps, an application
@@ -20,7 +32,7 @@
  *    timer's interrupt ends the spinner's turn, and the scheduler picks
  *    again at every step, not at every tick (Redis io-threads on one CPU:
  *    the kernel server's event loop takes four ticks, 16 ms, per round of
- *    its 50 clients; docs/performance.md, issue 12).
+ *    its 50 clients; docs/performance.md).
  *  - Back to yields after a probe: in sleep mode, one yield is tried again
  *    after `backoff` ns (1 ms, doubled after each late yield up to 256
  *    ms), so a CPU that became free is polled without steps again, and a
@@ -30,22 +42,7 @@
  *    resetting on it made the thread alternate a 1 ms sleep, a prompt
  *    probe and a 4 ms late yield (scenario 7 at 2,100 req/s, against
  *    20,000 with steps only).
- *
- * Rejected: always sleeping when idle (a stack thread on a CPU of its own
- * would add a step to every request of an application that is awake but
- * not sleeping in lstack); always yielding (the 4 ms absences above); the
- * run-queue wait in /proc/self/task/TID/schedstat as the contention signal
- * (a read and a parse per step; the late yield measures the same thing).
- *
- * One struct per stack thread (no lock); zero-initialised is valid and
- * starts in yield mode. Times in ns from one clock. Pure: no lwIP, no DPDK,
- * no system call.
  */
-#ifndef LSTACK_RTW_IDLE_H
-#define LSTACK_RTW_IDLE_H
-
-#include <stdbool.h>
-#include <stdint.h>
 
 enum {
     RTW_IDLE_STEP_NS = 50000,        /* one timed step */

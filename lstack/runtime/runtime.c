@@ -8,10 +8,7 @@
  * lives on: stacks.c. The lock is a
  * futex lock (common/futex_lock.h: a compare-and-swap to take, an exchange
  * to release, sleeping in the kernel when contended).
- * Rejected: a spinlock (a thread blocked in a long lwIP call would make the
- * others burn their CPU), a recursive mutex (lock nesting would hide
- * layering mistakes), and glibc's pthread mutex (its trylock + unlock cost
- * 60 instructions a pair, twice a request and once a poll round).
+ * Design: docs/design.md#the-stack-lock-is-a-futex-lock-not-a-spinlock-or-mutex
  */
 #include <arpa/inet.h>
 #include <time.h>

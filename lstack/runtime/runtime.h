@@ -2,17 +2,6 @@
  * runtime.h - the preload's process-wide state: is this process bound, is the
  * stack up, the stack lock, the poll driver, fork.
  *
- * States:
- *   RT_PASSIVE  not bound (GAZELLE_BIND_PROCNAME is not this executable), or
- *               init failed with init_fail = "kernel", or a forked child:
- *               every call goes to libc.
- *   RT_UNINIT   bound, stack not started yet (it starts on the first AF_INET
- *               stream socket(): lazily, so `daemonize yes` forks first).
- *   RT_INIT     starting: calls from any thread go to libc (EAL's threads).
- *   RT_READY    the stack runs; AF_INET stream sockets may live on it.
- * A forked child is RT_PASSIVE with rt_is_child() true: it never touches
- * DPDK or lwIP; closing an inherited stack fd only drops its own view.
- *
  * Threads: rt_state is a plain read (any thread). Everything that touches a
  * stack (lsock_*, stack_*, rt_poll) runs under rt_lock(), the lock of the
  * stacks' contexts (runtime/stack_ctx.h: stack 0's, which every stack of
@@ -24,6 +13,19 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/*
+ * States:
+ *   RT_PASSIVE  not bound (GAZELLE_BIND_PROCNAME is not this executable), or
+ *               init failed with init_fail = "kernel", or a forked child:
+ *               every call goes to libc.
+ *   RT_UNINIT   bound, stack not started yet (it starts on the first AF_INET
+ *               stream socket(): lazily, so `daemonize yes` forks first).
+ *   RT_INIT     starting: calls from any thread go to libc (EAL's threads).
+ *   RT_READY    the stack runs; AF_INET stream sockets may live on it.
+ * A forked child is RT_PASSIVE with rt_is_child() true: it never touches
+ * DPDK or lwIP; closing an inherited stack fd only drops its own view.
+ */
 
 struct stack;
 

@@ -48,7 +48,7 @@ struct dpdk_calls {
                               size_t errlen);
     /* app_bind_numa: a stack CPU's node less app_exclude_cpus (nic_app_cpus). */
     int (*app_cpus)(int stack_cpu, const cpu_set_t *exclude, cpu_set_t *out);
-    /* issue 12, several stacks: the port with a queue pair per stack
+    /* several stacks: the port with a queue pair per stack
      * (nic/nic_queues.h), and the frame handover's calls (nic/handover.h). */
     int (*open_queues)(const struct nic_queues_params *p, struct nic **out, struct nic_steer *steer, char *err,
                        size_t errlen);

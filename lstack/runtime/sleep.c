@@ -7,8 +7,7 @@
  *
  * Owns only the choice of port and the child rule: a forked child never
  * sleeps on its parent's wake-up (it would clear the parent's word).
- * Rejected: the nic called from event/ directly (event/ knows the runtime,
- * not the stack's port).
+ * Design: docs/design.md#the-low-power-wake-up-goes-through-the-runtime
  */
 #include <errno.h>
 

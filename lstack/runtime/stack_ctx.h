@@ -2,7 +2,19 @@
  * stack_ctx.h - one stack and everything that runs it: the per-stack
  * context that replaced the process singleton (rt.stack, one process-wide
  * stack lock). Runtime-private (runtime/ files and the mode files).
- *
+ * Design: docs/design.md#the-stack_thread_mode-is-a-table-chosen-once
+ */
+#ifndef LSTACK_STACK_CTX_H
+#define LSTACK_STACK_CTX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/futex_lock.h"
+
+/*
  * A context holds one lwIP instance (struct stack), the NIC queue it polls
  * (queue i of the port for stack i: several in run-to-wakeup with several
  * num_cpus CPUs, whose contexts then share one lock, see lock_of), its
@@ -20,20 +32,7 @@
  * modes, except run-to-wakeup's reads and writes, which go through the
  * sockets' rings without it (sock/tcp_ring.c); they never poll in
  * run-to-wakeup.
- *
- * Rejected: a mode flag tested on the paths (run-to-completion's hot path
- * would pay for run-to-wakeup: the table is chosen once at start); the lock
- * inside struct stack (the lwIP side would own threading it does not know).
  */
-#ifndef LSTACK_STACK_CTX_H
-#define LSTACK_STACK_CTX_H
-
-#include <pthread.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "common/futex_lock.h"
 
 struct stack;
 struct stack_ctx;
@@ -88,7 +87,6 @@ struct stack_ctx {
     bool thread_started;
     int stop;                         /* atomic: the stack thread ends */
     uint64_t seen_changes;            /* stack_sock_changes at the last wake-up */
-    long idle_step_ns;                /* an idle thread's timed step (rtw_idle.h); 0: yields only */
     struct rt_sleeper *sleepers;      /* under mu */
     int waking;                       /* atomic: the stack thread is writing wake fds it
                                        * took off sleepers, after unlocking mu */

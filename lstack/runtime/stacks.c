@@ -1,6 +1,6 @@
 /*
  * stacks.c - which stack a socket lives on when the process runs several
- * (issue 12: run-to-wakeup with several num_cpus CPUs, one stack per CPU
+ * (run-to-wakeup with several num_cpus CPUs, one stack per CPU
  * and port queue): a new socket goes to each stack in turn, and a
  * listener is copied onto every stack (sock/tcp_listen_copy.c) so that a
  * connection is accepted by the stack whose queue its frames reach.
@@ -8,10 +8,7 @@
  * An outgoing connection keeps the stack its socket was created on; the
  * port puts its replies on whichever queue it hashes them to, and a reply
  * on another stack's queue is handed over (stack/stack_peers.c).
- * Rejected: the calling thread's CPU as the choice (application threads
- * move between CPUs, and Redis makes its sockets on one thread: every
- * connection would land on one stack); a stack per socket chosen at
- * connect (the lsock, and its options, exist from socket() on).
+ * Design: docs/design.md#a-sockets-stack-is-chosen-at-socket
  */
 #include "runtime/runtime_priv.h"
 #include "sock/lsock.h"

@@ -5,9 +5,7 @@
  * The err callback's codes describe how a connection ended and are mapped
  * by tcp_sock.c with the socket's state (ERR_RST in SYN_SENT means
  * ECONNREFUSED, ERR_ABRT from lwIP's timers means ETIMEDOUT, ...).
- * Rejected: lwIP's own err_to_errno (lives in the library, whose errno
- * values are the system's anyway, and would be one more call through the
- * table for a constant lookup).
+ * Design: docs/design.md#lwip-errors-map-to-errno-in-one-table-of-lstacks
  */
 #include <errno.h>
 

@@ -2,20 +2,14 @@
  * lsock.h - a TCP socket on a stack, over lwIP's raw TCP API, as the POSIX
  * layer sees it. No lwIP or DPDK type crosses this header.
  *
- * Every function here is non-blocking: blocking, timeouts and errno belong
- * to the POSIX layer. Functions return >= 0 on success and a negative errno
- * value on failure (-EAGAIN, -ECONNRESET, ...), translated from lwIP's err_t
- * in one table (sock/errmap.c). They preserve errno.
- *
- * Threads: all calls on sockets of one stack must be serialised by the
- * caller (the runtime's stack lock); the lwIP callbacks run inside
- * stack_poll, under the same lock. Exceptions: lsock_ring_recv and
- * lsock_ring_send (run-to-wakeup's rings, at the end), which any thread
- * calls without the lock.
- *
- * Memory: an lsock is owned by the POSIX layer from lsock_new/lsock_accept
- * until lsock_close, which releases it (the lwIP connection may live on in
- * lwIP, e.g. in TIME_WAIT, but no longer refers to the lsock).
+ * Non-blocking (blocking, timeouts and errno belong to the POSIX layer):
+ * functions return >= 0 or a negative errno (-EAGAIN, -ECONNRESET, ...;
+ * lwIP's err_t mapped in sock/errmap.c) and preserve errno.
+ * Threads: calls on one stack's sockets are serialised by the caller (the
+ * stack lock); lwIP callbacks run inside stack_poll under it;
+ * lsock_ring_recv / lsock_ring_send (run-to-wakeup) need no lock.
+ * Memory: the POSIX layer owns an lsock from lsock_new / lsock_accept to
+ * lsock_close (lwIP may keep the connection, e.g. in TIME_WAIT, without it).
  */
 #ifndef LSTACK_LSOCK_H
 #define LSTACK_LSOCK_H
@@ -67,9 +61,7 @@ uint32_t lsock_events_told(const struct lsock *s);
  * other than lsock_events, lsock_events_told and lsock_nread; it should
  * only note the item for a later check (it runs several times per segment).
  *
- * Rejected: a direct call from the sock layer into the event layer
- * (lsock_changed, until 2026-12): the sock layer then depended on epoll,
- * and every user of sockets without epoll (tests, tools) had to stub it. */
+ * Design: docs/design.md#sockets-tell-their-watchers-not-the-event-layer */
 struct lsock_watcher {
     void (*changed)(struct lsock_watcher *w);
     struct lsock_watcher *next;
@@ -138,7 +130,7 @@ int lsock_unbind(struct lsock *s);
  * -EINVAL if connecting / connected, -EADDRINUSE. */
 int lsock_listen(struct lsock *s, int backlog);
 
-/* Several stacks in one process (issue 12): give listener s a copy on
+/* Several stacks in one process: give listener s a copy on
  * stack st (another stack than s's), bound to s's address and port with
  * s's backlog and options, whose established connections join s's accept
  * queue (they live on st: lsock_stack of the accepted socket says which),

@@ -8,16 +8,6 @@
  * lwipopts.h lets <netinet/tcp.h> and lwIP's headers share a file); here the
  * pcb and pbufs stay opaque pointers, so the event and ctl layers can use
  * this header without lwIP.
- *
- * State model (mirrors Linux's sk_state / sk_shutdown, see lsock_events):
- *   LS_NEW        no pcb yet (options only stored);
- *   LS_BOUND      pcb bound, lwIP state CLOSED;
- *   LS_LISTEN     listen pcb, accept queue in acc_head;
- *   LS_CONNECTING tcp_connect sent the SYN;
- *   LS_CONNECTED  established (either direction may be shut);
- *   LS_DEAD       the connection (or the attempt) ended: reset, timeout,
- *                 refused, or both FINs exchanged. pcb is NULL; unread data
- *                 stays readable.
  */
 #ifndef LSTACK_LSOCK_PRIV_H
 #define LSTACK_LSOCK_PRIV_H
@@ -28,6 +18,18 @@
 
 #include "common/spsc.h"
 #include "sock/lsock.h"
+
+/*
+ * State model (mirrors Linux's sk_state / sk_shutdown, see lsock_events):
+ *   LS_NEW        no pcb yet (options only stored);
+ *   LS_BOUND      pcb bound, lwIP state CLOSED;
+ *   LS_LISTEN     listen pcb, accept queue in acc_head;
+ *   LS_CONNECTING tcp_connect sent the SYN;
+ *   LS_CONNECTED  established (either direction may be shut);
+ *   LS_DEAD       the connection (or the attempt) ended: reset, timeout,
+ *                 refused, or both FINs exchanged. pcb is NULL; unread data
+ *                 stays readable.
+ */
 
 struct tcp_pcb;
 struct pbuf;
@@ -88,14 +90,14 @@ struct lsock {
     struct lsock *acc_head, *acc_tail;
     struct lsock *acc_next;    /* link in the listener's queue */
 
-    /* issue 12: a listener's copies on the process's other stacks
+    /* a listener's copies on the process's other stacks
      * (tcp_listen_copy.c). The socket the application holds heads the list
      * (copies: rep_next); a copy points back (rep_primary) and queues its
      * connections there. */
     struct lsock *rep_primary;
     struct lsock *rep_next;
 
-    /* issue 12: waits that look at the socket without owning it
+    /* waits that look at the socket without owning it
      * (lsock_hold); closed: lsock_close ran, the memory waits for the
      * last release. */
     uint32_t holds;

@@ -4,7 +4,12 @@
  * sockopt.c stores what the application sets and calls here to push it to
  * the pcb. Keepalive times are seconds in the socket API and milliseconds in
  * the pcb.
- *
+ */
+#include "lwip/priv/tcp_priv.h" /* struct tcp_seg, TCP_SLOW_INTERVAL */
+
+#include "sock/lsock_lwip.h"
+
+/*
  * SO_RCVBUF caps the window a connection announces, from its
  * establishment on (set before connect / on the listener, the ACK of the
  * handshake already announces the cap). Later, lwIP opens the window
@@ -14,9 +19,6 @@
  * the window converges to the cap without shrinking; a higher cap pays the
  * debt back, then credits the rest.
  */
-#include "lwip/priv/tcp_priv.h" /* struct tcp_seg, TCP_SLOW_INTERVAL */
-
-#include "sock/lsock_lwip.h"
 
 /* enum lsock_tcp_state mirrors lwIP's enum tcp_state. */
 _Static_assert((int)LSOCK_TCP_CLOSED == (int)CLOSED && (int)LSOCK_TCP_LISTEN == (int)LISTEN &&

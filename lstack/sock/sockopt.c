@@ -8,12 +8,6 @@
  * Lengths follow Linux: a value to set must be at least an int (a struct
  * linger / timeval for those options), else -EINVAL; a value read is
  * truncated to the caller's length, which is updated.
- *
- * SO_RCVBUF / SO_SNDBUF act as on Linux: the value set is doubled (at least
- * 2304 / 4608) and reported so; the connection then announces at most the
- * value set as its window and queues at most the doubled value (never more
- * than the stack's tcp_rcv_wnd / tcp_snd_buf). Before a set they report the
- * stack's window and send buffer.
  */
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +19,14 @@
 #include <sys/time.h>
 
 #include "sock/lsock_lwip.h"
+
+/*
+ * SO_RCVBUF / SO_SNDBUF act as on Linux: the value set is doubled (at least
+ * 2304 / 4608) and reported so; the connection then announces at most the
+ * value set as its window and queues at most the doubled value (never more
+ * than the stack's tcp_rcv_wnd / tcp_snd_buf). Before a set they report the
+ * stack's window and send buffer.
+ */
 
 /* Linux's bounds (include/net/tcp.h MAX_TCP_KEEPIDLE / INTVL / CNT). */
 #define KEEP_TIME_MAX 32767

@@ -4,6 +4,20 @@
  * ETIMEDOUT after the SYNs TCP_SYNCNT (or tcp_syn_retries) allows, at
  * Linux's time.
  *
+ * One lwIP timer (sys_timeout) per connecting socket, armed by lsock_connect
+ * and cancelled when the attempt ends either way; it runs inside
+ * stack_poll's sys_check_timeouts, under the stack lock.
+ * Design: docs/design.md#connect-failures-are-found-by-a-per-connection-timer
+ */
+#include <errno.h>
+
+#include "lwip/etharp.h"
+#include "lwip/priv/tcp_priv.h" /* TCP_SLOW_INTERVAL */
+#include "lwip/timeouts.h"
+
+#include "sock/lsock_lwip.h"
+
+/*
  *  - Linux gives up on a neighbour after 3 unanswered ARP probes 1 s apart
  *    (mcast_solicit 3, retrans_time 1 s) and fails the connects waiting for
  *    it with EHOSTUNREACH, about 3 s after the first SYN. lwIP keeps the SYN
@@ -29,26 +43,7 @@
  *    retransmission times, the timer sets the pcb's RTO to Linux's next
  *    interval and keeps lwIP's retransmission count under its limit, so
  *    the SYNs leave at Linux's times and the attempt ends at Linux's time.
- *    (The first version cleared the count every 9 s while lwIP's SYN RTO
- *    was 3 s; once the RTO became 1 s lwIP's limit came first and a
- *    connect failed after ~9 s, not 127 s.)
- *
- * One lwIP timer (sys_timeout) per connecting socket, armed by lsock_connect
- * and cancelled when the attempt ends either way; it runs inside
- * stack_poll's sys_check_timeouts, under the stack lock.
- *
- * Rejected: a patch to lwIP's ARP code to report a failed entry to TCP
- * (lwIP has no such path; the check at 3 s gives Linux's result without
- * touching lwIP), and scanning every connecting socket from each poll round
- * (a clock read and a walk per round for an event of seconds).
  */
-#include <errno.h>
-
-#include "lwip/etharp.h"
-#include "lwip/priv/tcp_priv.h" /* TCP_SLOW_INTERVAL */
-#include "lwip/timeouts.h"
-
-#include "sock/lsock_lwip.h"
 
 /* Linux: mcast_solicit (3) probes, retrans_time (1 s) apart. */
 #define ARP_FAIL_MS 3000u

@@ -1,7 +1,21 @@
 /*
  * tcp_io.c - data and readiness of an lsock: the receive queue, recv, send,
  * shutdown, lsock_events, and lwIP's recv / sent callbacks.
- *
+ * Contracts in lsock.h: the stack's owner thread under its lock; lwIP's
+ * callbacks run inside stack_poll. Received data stays in the NIC's
+ * buffers until read (zero-copy rx).
+ * Design: docs/design.md#received-pbufs-stay-queued-as-chains-until-read
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "lwip/priv/tcp_priv.h" /* tcp_ack_now */
+
+#include "sock/lsock_lwip.h"
+
+/*
  * Receive: lwIP hands us pbuf chains whose pbufs are NIC buffers (zero-copy
  * rx, stack/netif.c); we link chains one after the other ourselves and free
  * each pbuf as soon as the application has consumed it, so a buffer goes
@@ -23,8 +37,8 @@
  * for request / response, on either end: a server answers before its next
  * round, and a client (redis-benchmark) writes its next request after the
  * epoll_wait that follows the read, whose first round would have sent a
- * pure ACK ahead of it (issue 11: two frames per request from an lstack
- * client). An idle wait runs rounds every microsecond or so, so the ACK is
+ * pure ACK ahead of it (two frames per request from an lstack client).
+ * An idle wait runs rounds every microsecond or so, so the ACK is
  * still out in a few of them (Linux's own delayed ACK waits 40 ms or more).
  *
  * Readiness follows Linux's tcp_poll (see lsock_events and lsock.h); every
@@ -33,23 +47,7 @@
  * Run-to-wakeup's connections move their data through rings instead
  * (tcp_ring.c); this file's queue then holds only the pbufs waiting for a
  * free slot, and lsock_events / lsock_nread read the rings.
- *
- * Rejected:
- *   - pbuf_cat on the receive queue: tot_len is 16 bits and wraps past
- *     64 KiB;
- *   - copying received data into a per-socket ring: one more copy, while
- *     the NIC buffer can simply stay queued until it is read;
- *   - lwIP's tcp_shutdown(shut_rx): lwIP then resets the connection when
- *     data arrives, while Linux keeps receiving after SHUT_RD.
  */
-#include <errno.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-
-#include "lwip/priv/tcp_priv.h" /* tcp_ack_now */
-
-#include "sock/lsock_lwip.h"
 
 /* Room to report EPOLLOUT: lwIP's own low-water marks (what its netconn
  * layer uses), per stack (lwip_port.h): half the send buffer, and fewer

@@ -1,5 +1,5 @@
 /*
- * tcp_listen_copy.c - a listener on every stack of the process (issue 12):
+ * tcp_listen_copy.c - a listener on every stack of the process:
  * the socket the application holds listens on its own stack, and a copy of
  * it on each other stack (same address, port, backlog and options) takes
  * the SYNs that reach that stack's queue. A copy's established connections
@@ -7,21 +7,18 @@
  * accept, EPOLLIN and poll on that one socket see every stack's
  * connections; each connection stays on the stack that accepted it (the
  * stack whose queue its frames reach).
- *
- * The copies are invisible to the POSIX layer: they have no fd of their
- * own (stackctl shows them with the listener's fd), no watcher (readiness
- * is the queue's, on the socket the application holds), and go when that
- * socket closes.
- *
- * Rejected: a listener per stack in the POSIX layer (an fd would carry
- * several sockets, and epoll, poll and accept would each merge them);
- * moving each connection to the application's listener's stack (its
- * frames would keep reaching the other queue: a handover per frame for
- * the connection's whole life).
+ * Design: docs/design.md#a-listener-has-a-copy-on-every-stack
  */
 #include <errno.h>
 
 #include "sock/lsock_lwip.h"
+
+/*
+ * The copies are invisible to the POSIX layer: they have no fd of their
+ * own (stackctl shows them with the listener's fd), no watcher (readiness
+ * is the queue's, on the socket the application holds), and go when that
+ * socket closes.
+ */
 
 int lsock_listen_copy(struct lsock *s, struct stack *st)
 {

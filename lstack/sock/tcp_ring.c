@@ -4,6 +4,20 @@
  * between the application threads and the stack thread, so that reads and
  * writes the rings can answer take no lock and never run lwIP.
  *
+ * Threads: lsock_ring_recv / lsock_ring_send: any application thread,
+ * without the lock (two threads reading, or writing, the same socket take
+ * turns on rx_busy / tx_busy). Everything else: under the stack's lock.
+ * Design: docs/design.md#run-to-wakeups-data-rings
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "sock/lsock_lwip.h"
+
+/*
  * Receive (stack -> application): lwIP's recv callback (ring_on_recv, on
  * the stack thread under the lock) splits the pbuf chain and publishes one
  * slot per pbuf: the pbuf and its payload and length (zero-copy: the bytes
@@ -46,7 +60,7 @@
  * overflow, -EAGAIN: lsock_ring_recv_locked, which decides as lsock_recv
  * does), a write that finds no room or a socket closed to writes
  * (lsock_ring_send_locked), every control call (socket, bind, listen,
- * accept, connect, shutdown, close, options: under the lock, as before),
+ * accept, connect, shutdown, close, options: under the lock),
  * and each epoll/poll/select look. A socket without rings (listening,
  * connecting, or its rings could not be allocated) is served by the
  * locked path entirely.
@@ -56,26 +70,7 @@
  * rx_in - rx_out never goes negative for a reader that loads rx_out first.
  * s->ring is stored with release once the rings are ready; the application
  * loads it with acquire.
- *
- * Threads: lsock_ring_recv / lsock_ring_send: any application thread,
- * without the lock (two threads reading, or writing, the same socket take
- * turns on rx_busy / tx_busy). Everything else: under the stack's lock.
- *
- * Rejected: DPDK's rte_ring (common/spsc.h says why); a request ring to
- * the stack thread for every call, answered through an eventfd (a round
- * trip per read and write: the rings make reads and writes no trip at
- * all); freeing read pbufs on the application thread (mbufs go back to
- * the stack's pool on its own thread, and the window credit is lwIP's);
- * a second ring for read pbufs (the stack reads the slots behind the
- * head itself: rx_freed).
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-
-#include "sock/lsock_lwip.h"
 
 /* Per connection: 256 pbufs (a 256 KiB window in full segments needs 180)
  * and 64 KiB of bytes to send. */

@@ -7,7 +7,15 @@
  * lsock_close; a listener owns the lsocks in its accept queue. A pcb refers
  * to its lsock (tcp_arg) until lsock_close detaches it, or until lwIP's err
  * callback, after which lwIP has freed the pcb and s->pcb is NULL.
- *
+ * Design: docs/design.md#the-connection-limit-counts-sockets-and-refuses-at-syn
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sock/lsock_lwip.h"
+
+/*
  * tcp_conn_count: every lsock counts from creation (lsock_new, or lwIP's
  * accept callback) to lsock_close, listeners and unaccepted connections
  * included: each may hold received buffers, and the mbuf pool is sized as
@@ -18,18 +26,7 @@
  * on_accept without room only in a race (a socket opened while it was
  * half-open, or two listeners' half-open ones): it is reset there, counted
  * as refused as well.
- *
- * Rejected:
- *   - refusing only in on_accept (the client's connect succeeds, then it is
- *     reset: what lstack did before);
- *   - counting pcbs instead of lsocks (a pcb in TIME_WAIT holds no buffer,
- *     an lsock whose connection died may still hold unread data).
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <stdlib.h>
-
-#include "sock/lsock_lwip.h"
 
 /* ---- small helpers ---- */
 

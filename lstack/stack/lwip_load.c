@@ -1,5 +1,8 @@
 /*
- * lwip_load.c - see lwip_load.h.
+ * lwip_load.c - a private copy of liblstack_lwip.so per stack (see
+ * lwip_load.h): the library copied into a memfd, dlopen'd RTLD_LOCAL, every
+ * entry point of lwip_api.def resolved into the stack's table. The
+ * stack's opening thread; errors are reported into the caller's buffer.
  */
 #include "stack/lwip_load.h"
 
@@ -7,7 +10,7 @@
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,31 +67,66 @@ out:
 #define LWIP_LIB_NAME "liblstack_lwip.so"
 
 /* Where the lwIP library is, when the caller names none: $LSTACK_LWIP_LIB;
- * else next to the object this code is in (liblstack.so, installed beside
- * it), if there is a file of that name; else where the build left it
- * (LSTACK_LWIP_SO: a build tree keeps them in different folders). */
-static const char *default_path(char *buf, size_t len)
+ * else the first directory holding liblstack_lwip.so along the path the
+ * dynamic loader searches for a dlopen by the object this code is linked
+ * into (liblstack.so, lstackd, a test): that object's RPATH,
+ * $LD_LIBRARY_PATH, its RUNPATH, the system's directories. An installed
+ * object finds it through a RUNPATH relative to itself ($ORIGIN/lstack
+ * from liblstack.so); in a build tree the RUNPATH leads to the build's
+ * folder, and meson replaces it at install. Returns the path (env or buf),
+ * or NULL with the directories searched in err. */
+static const char *default_path(char *buf, size_t len, char *err, size_t errlen)
 {
     const char *env = getenv("LSTACK_LWIP_LIB");
     if (env != NULL && env[0] != '\0')
         return env;
     Dl_info info;
-    if (dladdr((void *)default_path, &info) != 0 && info.dli_fname != NULL) {
-        char self[PATH_MAX];
-        snprintf(self, sizeof(self), "%s", info.dli_fname);
-        snprintf(buf, len, "%s/%s", dirname(self), LWIP_LIB_NAME);
-        if (access(buf, R_OK) == 0)
-            return buf;
+    struct link_map *self = NULL;
+    if (dladdr1((void *)default_path, &info, (void **)&self, RTLD_DL_LINKMAP) == 0 || self == NULL) {
+        snprintf(err, errlen, "cannot tell which object holds the lwIP loader; set LSTACK_LWIP_LIB");
+        return NULL;
     }
-    return LSTACK_LWIP_SO;
+    /* The handle of that object: the program's own map has no name. */
+    void *h = self->l_name[0] == '\0' ? dlopen(NULL, RTLD_LAZY) : dlopen(self->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    Dl_serinfo size;
+    Dl_serinfo *si = NULL;
+    if (h == NULL || dlinfo(h, RTLD_DI_SERINFOSIZE, &size) != 0 || (si = malloc(size.dls_size)) == NULL) {
+        snprintf(err, errlen, "cannot read the library search path of %s; set LSTACK_LWIP_LIB",
+                 self->l_name[0] != '\0' ? self->l_name : "the program");
+        if (h != NULL)
+            dlclose(h);
+        return NULL;
+    }
+    memcpy(si, &size, sizeof(size));
+    const char *found = NULL;
+    if (dlinfo(h, RTLD_DI_SERINFO, si) == 0) {
+        for (unsigned i = 0; i < si->dls_cnt && found == NULL; i++) {
+            snprintf(buf, len, "%s/%s", si->dls_serpath[i].dls_name, LWIP_LIB_NAME);
+            if (access(buf, R_OK) == 0)
+                found = buf;
+        }
+    }
+    if (found == NULL) {
+        int n = snprintf(err, errlen, "%s not found in the library search path of %s (", LWIP_LIB_NAME,
+                         self->l_name[0] != '\0' ? self->l_name : "the program");
+        for (unsigned i = 0; i < si->dls_cnt && n >= 0 && (size_t)n < errlen; i++)
+            n += snprintf(err + n, errlen - (size_t)n, "%s%s", i > 0 ? ":" : "", si->dls_serpath[i].dls_name);
+        if (n >= 0 && (size_t)n < errlen)
+            snprintf(err + n, errlen - (size_t)n, "); set LSTACK_LWIP_LIB");
+    }
+    free(si);
+    dlclose(h);
+    return found;
 }
 
 int lwip_load(struct lwip_api *api, const char *path, const char *tag, char *err, size_t errlen)
 {
     memset(api, 0, sizeof(*api));
     char found[PATH_MAX + 32];
-    if (path == NULL)
-        path = default_path(found, sizeof(found));
+    if (path == NULL && (path = default_path(found, sizeof(found), err, errlen)) == NULL) {
+        errno = ENOENT;
+        return -1;
+    }
     int fd = copy_to_memfd(path, tag, err, errlen);
     if (fd < 0)
         return -1;

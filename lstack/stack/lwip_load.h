@@ -7,10 +7,7 @@
  * dlopens it RTLD_LOCAL: the copies share no symbol and no state. lstack
  * never links lwIP, so no copy binds to a global one.
  *
- * Rejected: dlmopen(LM_ID_NEWLM) (it also loads a second libc into the new
- * namespace, with its own malloc and TLS, next to DPDK's per-lcore state) and
- * linking lwIP's objects into liblstack.so (one set of globals per process:
- * one stack only).
+ * Design: docs/design.md#one-lwip-copy-per-stack-loaded-with-dlopen
  */
 #ifndef LSTACK_LWIP_LOAD_H
 #define LSTACK_LWIP_LOAD_H
@@ -35,8 +32,8 @@ struct lwip_api {
 };
 
 /* Load a private copy of the lwIP library at path (NULL: $LSTACK_LWIP_LIB,
- * else liblstack_lwip.so next to the object this code was linked into, else
- * the one this build made) and resolve every call in lwip_api.def into *api.
+ * else liblstack_lwip.so along the library search path of the object this
+ * code was linked into: its RUNPATH, $ORIGIN/lstack when installed) and resolve every call in lwip_api.def into *api.
  * tag names the copy (it shows in /proc/PID/maps as memfd:tag).
  * Returns 0, or -1 with a reason in err (errno preserved from the failing
  * call where there is one). Any thread; not re-entrant for the same api. */

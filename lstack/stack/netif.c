@@ -8,43 +8,8 @@
  * and fills in its IPv4 and TCP checksums where the port does not;
  * a TCP segment larger than the MTU, which lwIP builds only when the port
  * offers TSO, goes into a chain of mbufs the port cuts into MSS frames).
- *
- * Output has a fast path of its own (netif_ip_output, the netif's output): an
- * IPv4 packet to a plain unicast address whose next hop has a stable ARP
- * entry goes straight into the tx mbuf behind an Ethernet header written
- * there, without lwIP's etharp_output (broadcast, multicast and subnet
- * tests, the gateway choice, the entry's age) and ethernet_output (a
- * pbuf_add_header and the header written into the pbuf) and a second
- * linkoutput call: ~55 instructions a frame (docs/performance.md "Fourth
- * pass"). The next hop's ARP table index is cached per stack (a few slots
- * by next hop) and each use checks the entry is still stable and still
- * that address (etharp_get_entry), so an entry lwIP updated (a new MAC)
- * is seen at once and one it freed or reused is not used. The slots are
- * emptied once a second (a lwIP timer of the stack), so each next hop in
- * use takes lwIP's own path at least once a second: that path ages the
- * entry and sends the ARP re-request before it expires, as it would with
- * every frame. Everything else (ARP not yet resolved, broadcast,
- * multicast, link-local, TSO segments) is lwIP's etharp_output, as before.
- * Rejected: keeping the MAC itself per next hop (an ARP update would not
- * be seen until the slot is emptied); a patch to etharp.c (the public
- * etharp_get_entry and a lwIP timeout do it without touching lwIP).
- *
- * Input of a unicast TCP segment to our own address that is not a
- * fragment goes straight to lwIP's tcp_input with the pbuf made at the
- * TCP header (lwip/port/tcp_input_direct.c sets what ip4_input would: the
- * frame filter made its checks; ~120 instructions a segment, issue 9's
- * fifth pass); any other unicast IPv4 frame goes to ip4_input with the
- * pbuf made at the IPv4 header (ethernet_input's work for such a frame is
- * a pbuf_remove_header; the frame filter checked the rest); ARP and
- * broadcast frames go through ethernet_input. The pbuf is written here
- * (rx_pbuf_init), not by a call into the lwIP copy. A frame the filter's
- * common case passed (frame_common_tcp: IPv4 with a 20-byte header, TCP,
- * to our address, not a fragment) comes through stack_netif_input_tcp,
- * which skips the second look at those headers (issue 9, sixth pass).
- *
- * Rejected for now: zero-copy tx (lwIP's LWIP_NETIF_TX_SINGLE_PBUF build
- * already copies each segment into one RAM pbuf; wrapping that in an
- * external mbuf saves one copy and is a performance-issue item).
+ * Design: docs/design.md#ethernet-out-without-lwips-arp-layer
+ * Design: docs/design.md#transmit-copies-each-segment-once
  */
 #include <stdio.h>
 #include <string.h>
@@ -57,6 +22,36 @@
 
 #include "common/inet_csum.h"
 #include "stack/stack_priv.h"
+
+/*
+ * Output has a fast path of its own (netif_ip_output, the netif's output): an
+ * IPv4 packet to a plain unicast address whose next hop has a stable ARP
+ * entry goes straight into the tx mbuf behind an Ethernet header written
+ * there, without lwIP's etharp_output (broadcast, multicast and subnet
+ * tests, the gateway choice, the entry's age) and ethernet_output (a
+ * pbuf_add_header and the header written into the pbuf) and a second
+ * linkoutput call: ~55 instructions a frame (callgrind). The next hop's
+ * ARP table index is cached per stack (a few slots by next hop) and each use checks the entry is still stable and still
+ * that address (etharp_get_entry), so an entry lwIP updated (a new MAC)
+ * is seen at once and one it freed or reused is not used. The slots are
+ * emptied once a second (a lwIP timer of the stack), so each next hop in
+ * use takes lwIP's own path at least once a second: that path ages the
+ * entry and sends the ARP re-request before it expires, as it would with
+ * every frame. Everything else (ARP not yet resolved, broadcast,
+ * multicast, link-local, TSO segments) is lwIP's etharp_output.
+ *
+ * Input of a unicast TCP segment to our own address that is not a
+ * fragment goes straight to lwIP's tcp_input with the pbuf made at the
+ * TCP header (lwip/port/tcp_input_direct.c sets what ip4_input would: the
+ * frame filter made its checks; ~120 instructions a segment); any other
+ * unicast IPv4 frame goes to ip4_input with the pbuf made at the IPv4 header (ethernet_input's work for such a frame is
+ * a pbuf_remove_header; the frame filter checked the rest); ARP and
+ * broadcast frames go through ethernet_input. The pbuf is written here
+ * (rx_pbuf_init), not by a call into the lwIP copy. A frame the filter's
+ * common case passed (frame_common_tcp: IPv4 with a 20-byte header, TCP,
+ * to our address, not a fragment) comes through stack_netif_input_tcp,
+ * which skips the second look at those headers.
+ */
 
 /* Lives in the mbuf's private area; pc must stay first (lwIP casts). */
 struct rx_pbuf {

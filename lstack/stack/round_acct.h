@@ -1,7 +1,26 @@
 /*
  * round_acct.h - timing a stack's poll rounds: busy and idle time, frames
- * per round (`stackctl show stats`, lstackd's SIGUSR1, scripts/bench.sh).
+ * per round (`stackctl show stats`, lstackd's SIGUSR1, scripts/bench.sh),
+ * from one TSC read per round.
  *
+ * Which thread: the stack's poller (like stack_poll); pure, no lwIP type.
+ * Design: docs/design.md#poll-rounds-are-timed-with-one-tsc-read
+ */
+#ifndef LSTACK_ROUND_ACCT_H
+#define LSTACK_ROUND_ACCT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stack/stack.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define ROUND_CLOCK_TSC 1
+#else
+#include <time.h>
+
+/*
  * One clock read per round, at its start: the time from the start of a
  * round to the start of the next round of the same stack is charged to the
  * first one, as busy time if that round moved a frame (received one, or
@@ -23,27 +42,7 @@
  * seconds with the rate the lwIP copy's clock measured
  * (lstack_lwip_tsc_hz, port/sys_now.c); without a TSC (not x86) it is
  * CLOCK_MONOTONIC in nanoseconds.
- *
- * Rejected: two reads per round (start and end of stack_poll: it would
- * miss the application's socket calls, which run lwIP outside the round);
- * counting only rounds that received (the round that flushes a reply the
- * application queued would count as idle); clock_gettime per round (a vDSO
- * call where one instruction does).
- * Which thread: the stack's poller (like stack_poll); pure, no lwIP type.
  */
-#ifndef LSTACK_ROUND_ACCT_H
-#define LSTACK_ROUND_ACCT_H
-
-#include <stdbool.h>
-#include <stdint.h>
-
-#include "stack/stack.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define ROUND_CLOCK_TSC 1
-#else
-#include <time.h>
 #define ROUND_CLOCK_TSC 0
 #endif
 

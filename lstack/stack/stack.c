@@ -4,8 +4,7 @@
  * Owns the order of bring-up (lwIP copy and its configuration, port, netif)
  * and tear-down, and the per-round work: rx burst -> frame filter -> lwIP ->
  * timers -> tx flush, timed by round_acct.h.
- * Rejected: calling lwIP's timers from a separate timer thread (lwIP is not
- * thread-safe without a core lock, and the build has none: NO_SYS).
+ * Design: docs/design.md#lwips-timers-run-in-the-poll-round
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,7 +219,7 @@ static inline __attribute__((always_inline)) unsigned round_body(struct stack *s
     /* A burst of more than one frame: the output each segment owes its
      * connection (an ACK, data the ACKs let out) leaves once, at the end
      * (lstack/stack/lwip/port/tcp_rx_burst.c); one frame has nothing to
-     * merge and goes as before. */
+     * merge and goes at once. */
     if (n > 1)
         s->L.lstack_lwip_rx_burst_begin();
     /* Filter each frame; lwIP finds a segment's connection in its PCB

@@ -132,8 +132,8 @@ const char *stack_port_name(const struct stack *s);
  * -errno from the port. */
 int stack_claim_listen(struct stack *s, uint16_t port, bool on);
 
-/* Several stacks in one process, one per queue of a port (issue 12,
- * stack_peers.c). stack_group_join makes all[0..n) (n >= 2; the array must
+/* Several stacks in one process, one per queue of a port
+ * (stack_peers.c). stack_group_join makes all[0..n) (n >= 2; the array must
  * outlive the group) a group: each stack's round hands a TCP segment whose
  * connection another stack holds to that stack (through an inbox, made on
  * NUMA node node[i], -1 or node NULL: anywhere, with ho, the handover

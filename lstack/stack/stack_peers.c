@@ -1,9 +1,26 @@
 /*
  * stack_peers.c - one stack among several in a process, each on its own
- * queue of one port (issue 12): which stack a received frame belongs to,
+ * queue of one port: which stack a received frame belongs to,
  * the handover of frames that reached the wrong queue, and ARP replies
  * shared with every stack.
  *
+ * Threads: a round looks into the other stacks' lwIP (the lookup, the ARP
+ * copy), so the stacks of a group must be serialised by one lock
+ * (runtime/stack_ctx.h: the contexts of a process share stack 0's); the
+ * inbox and outbox themselves are lock-free (one consumer, many
+ * producers).
+ * Design: docs/design.md#several-stacks-on-one-port-share-arp-and-hand-frames-over
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter/frame_flow.h"
+#include "nic/handover.h"
+#include "nic/steer.h"
+#include "stack/stack_priv.h"
+
+/*
  * Which stack owns a TCP segment: the one whose connection table (lwIP's
  * PCB hash: active and TIME_WAIT connections) holds its 4-tuple; when none
  * does (a SYN to a listener, which every stack has, or a stray segment)
@@ -27,35 +44,14 @@
  * connection takes a port of its stack's part whose replies the NIC puts
  * on its stack's own queue (stack_pick_port; about one port in n
  * qualifies), so its frames need no handover; on an opaque port lwIP picks
- * as before and the handover carries the replies.
+ * its own and the handover carries the replies.
  *
  * ARP: a reply to stack B's request may reach A's queue (a port spreads
  * ARP by its own hash). A gives every other stack a copy (a pbuf of that
  * stack's lwIP; ARP frames are 60 bytes), so each learns every neighbour
  * whose reply any queue received. Requests are not shared: every stack
  * would answer.
- *
- * Threads: a round looks into the other stacks' lwIP (the lookup, the ARP
- * copy), so the stacks of a group must be serialised by one lock
- * (runtime/stack_ctx.h: the contexts of a process share stack 0's); the
- * inbox and outbox themselves are lock-free (one consumer, many
- * producers).
- *
- * Rejected: a ring per pair of stacks for ARP (a 60-byte copy under the
- * lock is cheaper than a ring hop and a buffer of the port); dropping
- * frames for another stack (the peer retransmits after an RTO); asking the
- * port to steer (af_packet and tap cannot; an RSS NIC's source-port choice,
- * nic_steer_pick_port, makes the handover rare but the lookup still
- * decides).
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "filter/frame_flow.h"
-#include "nic/handover.h"
-#include "nic/steer.h"
-#include "stack/stack_priv.h"
 
 /* An inbox holds this many frames (several bursts of every other stack). */
 #define PEERS_INBOX_SLOTS 1024u

@@ -62,7 +62,7 @@ struct stack {
     bool sock_rings;
     struct lsock *sock_ring_pend;
 
-    /* issue 12: the other stacks of the process (stack_peers.c); NULL
+    /* the other stacks of the process (stack_peers.c); NULL
      * while this is the only one. */
     struct stack_peers *peers;
 };

@@ -2,6 +2,16 @@
  * frame_fix.h - the input format of the frame fuzz target (fuzz_frames.c)
  * and the fix-ups that keep mutated frames deliverable.
  *
+ * Pure: no stack, no I/O.
+ * Design: docs/design.md#the-frame-fuzzers-input-is-plain-records
+ */
+#ifndef LSTACK_FUZZ_FRAME_FIX_H
+#define LSTACK_FUZZ_FRAME_FIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
  * An input is a sequence of records, each
  *     flags (1 byte) | length (2 bytes, big-endian) | frame (length bytes)
  * (a last record shorter than its length takes what is left; a length over
@@ -21,16 +31,7 @@
  * Two flags are for the harness, not the frame: REC_POLL polls the stacks
  * after this frame (frames without it share a receive burst) and REC_SEND
  * has the target's application write to the connection after it.
- *
- * Pure: no stack, no I/O. Rejected: a grammar-based input format
- * (libprotobuf-mutator: a C++ dependency the project does not have; plain
- * records keep every seed a readable hexdump).
  */
-#ifndef LSTACK_FUZZ_FRAME_FIX_H
-#define LSTACK_FUZZ_FRAME_FIX_H
-
-#include <stddef.h>
-#include <stdint.h>
 
 #define FRAME_FIX_MAX 1536 /* the memory port's largest frame */
 

@@ -2,14 +2,6 @@
  * fuzz_conf.c - libFuzzer target: the lstack.conf parser (lstack/conf/, a
  * pure function text -> struct) on arbitrary text.
  *
- * Besides "no crash, no leak, no undefined behaviour" it checks what the
- * parser promises (conf.h):
- *  - the report is NUL-terminated inside the caller's buffer, and a small
- *    buffer gets the same report cut with "..." (conf_report.h);
- *  - a failed parse leaves the struct freed (lstack_conf_free again is safe);
- *  - an accepted config formats (lstack_conf_format) to a text that parses
- *    again and formats to the very same text: what `stackctl show config`
- *    prints is a valid lstack.conf meaning the same thing.
  * A broken promise aborts with what was seen (libFuzzer keeps the input).
  *
  * Inputs naming "@include" are skipped: libconfig would read the named file
@@ -22,6 +14,17 @@
 
 #include "conf/conf.h"
 #include "fuzz.h"
+
+/*
+ * Besides "no crash, no leak, no undefined behaviour" it checks what the
+ * parser promises (conf.h):
+ *  - the report is NUL-terminated inside the caller's buffer, and a small
+ *    buffer gets the same report cut with "..." (conf_report.h);
+ *  - a failed parse leaves the struct freed (lstack_conf_free again is safe);
+ *  - an accepted config formats (lstack_conf_format) to a text that parses
+ *    again and formats to the very same text: what `stackctl show config`
+ *    prints is a valid lstack.conf meaning the same thing.
+ */
 
 #define SMALL_ERR 40
 

@@ -2,6 +2,30 @@
  * fuzz_frames.c - libFuzzer target: arbitrary frames into a stack's receive
  * path while it has a listener and an established connection.
  *
+ * Only public interfaces: stack.h, nic.h, lsock.h (so the target survives
+ * a change of the lwIP build). Frames reach A through nic_mem_inject; a
+ * tap on A's port (nic_mem_set_tap) feeds seq_watch.h, which learns A's
+ * sequence numbers.
+ * Design: docs/design.md#the-frame-fuzzers-peer-is-a-real-stack
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "conf/conf.h"
+#include "fuzz.h"
+#include "frame_fix.h"
+#include "nic/nic.h"
+#include "mem_nic.h"
+#include "sock/lsock.h"
+#include "seq_watch.h"
+#include "stack/stack.h"
+#include "../unit/pair_conf.h"
+
+/*
  * Two stacks back to back on the memory port (nic_mem_pair): A, the target
  * (198.18.0.2, a listener on 6379), and B, its peer (198.18.0.1). For each
  * input:
@@ -19,29 +43,7 @@
  * lwIP copy per input). The state lwIP keeps between inputs (half-open
  * connections, ARP entries, fragments waiting for reassembly) is part of
  * what is fuzzed.
- *
- * Only public interfaces: stack.h, nic.h, lsock.h (so the target survives
- * a change of the lwIP build). Frames reach A through nic_mem_inject; a
- * tap on A's port (nic_mem_set_tap) feeds seq_watch.h, which learns A's
- * sequence numbers.
- * Rejected: a scripted peer instead of stack B (a second TCP implementation
- * to write; B is a real one and gives an established connection for free).
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-
-#include "conf/conf.h"
-#include "fuzz.h"
-#include "frame_fix.h"
-#include "nic/nic.h"
-#include "sock/lsock.h"
-#include "seq_watch.h"
-#include "stack/stack.h"
-#include "../unit/pair_conf.h"
 
 #define PORT 6379
 #define MAX_ACCEPTED 64

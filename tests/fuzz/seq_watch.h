@@ -4,8 +4,8 @@
  * the furthest segment it sent), for the frame fuzz target's FIX_CONN
  * fix-up. Fed from the memory port's tap (nic_mem_set_tap).
  *
- * Pure. Rejected: reading lwIP's PCB (no lwIP type crosses stack.h; the
- * harness must survive changes of the lwIP build).
+ * Pure. Learnt from frames rather than read from lwIP's PCB: no lwIP type
+ * crosses stack.h, and the harness must survive changes of the lwIP build.
  */
 #ifndef LSTACK_FUZZ_SEQ_WATCH_H
 #define LSTACK_FUZZ_SEQ_WATCH_H

@@ -10,7 +10,23 @@
  * COUNT    number of frames to attempt
  * SEED     PRNG seed; the same seed always produces the same frames
  * PAUSE_US_PER_64  optional pause (microseconds) after every 64 frames
- *
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
  * To narrow a failure down, the environment can restrict the classes:
  *   GARBAGE_TX_ONLY=name,name   only these classes (names as printed)
  *   GARBAGE_TX_SKIP=name,name   all classes but these
@@ -29,20 +45,6 @@
  * When the kernel answers ENOBUFS the frame is retried after a short pause,
  * and the retry is counted.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <inttypes.h>
-#include <linux/if_packet.h>
-#include <net/ethernet.h>
-#include <net/if.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #define FRAME_MAX 1514 /* Ethernet header + 1500; VLAN frames stay within it too */
 #define ETH_HDR 14

@@ -6,6 +6,29 @@
  * TB_BRIDGE=1) runs this program in a third namespace between the client
  * veth and the server veth.
  *
+ * Prints "lossy_bridge: ready" on stdout once both sockets are bound, and
+ * one "lossy_bridge: a->b ..." / "b->a ..." line of counters when it exits
+ * (SIGINT, SIGTERM or --duration). Exit status 0, or 1 on a setup error.
+ * Design: docs/design.md#the-lossy-bridge-is-a-plain-packet-socket-loop
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
  *   lossy_bridge --a IFACE --b IFACE [--ab SPEC] [--ba SPEC] [--both SPEC]
  *                [--seed N] [--duration S]
  *
@@ -39,34 +62,11 @@
  * Only IPv4 frames are impaired; ARP and everything else passes unharmed
  * and undelayed (address resolution is not what the tests measure).
  *
- * Prints "lossy_bridge: ready" on stdout once both sockets are bound, and
- * one "lossy_bridge: a->b ..." / "b->a ..." line of counters when it exits
- * (SIGINT, SIGTERM or --duration). Exit status 0, or 1 on a setup error.
- *
  * Design: two AF_PACKET raw sockets (created with protocol 0 and bound with
  * ETH_P_ALL, so that nothing arrives before the bind picks the interface;
  * PACKET_IGNORE_OUTGOING so that our own transmissions are not read back),
  * one thread, ppoll with the time of the next due frame as the timeout.
- * Rejected: TPACKET rings (more code, and the rates here are a few
- * thousand frames per second); a heap ordered by release time (jitter would
- * then reorder by itself, and two FIFOs are enough for the semantics above).
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <inttypes.h>
-#include <linux/if_packet.h>
-#include <net/ethernet.h>
-#include <net/if.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #ifndef PACKET_IGNORE_OUTGOING
 #define PACKET_IGNORE_OUTGOING 23

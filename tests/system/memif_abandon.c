@@ -6,6 +6,22 @@
  *
  *   memif_abandon DIR
  *
+ * Exit 0 when all hold, 1 with a reason otherwise. A crash or hang is the
+ * test script's to report (test_memif_abandon.sh bounds the run).
+ * No hugepages (--no-huge). About 15 s.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_alarm.h>
+
+#include "nic/nic.h"
+#include "nic/nic_priv.h" /* memif_port_shut_pending */
+
+/*
  * An lstack port (nic_dpdk_open, net_memif role=server, socket
  * DIR/memif.sock; no peer needed) opens; an alarm of this program keeps the
  * interrupt thread busy for BUSY_S seconds (longer than the wait) while the
@@ -24,20 +40,7 @@
  *      the socket goes and nothing is pending any more (the port's queues
  *      and pools freed there: LeakSanitizer, in CI's ASan pass, finds them
  *      otherwise).
- * Exit 0 when all hold, 1 with a reason otherwise. A crash or hang is the
- * test script's to report (test_memif_abandon.sh bounds the run).
- * No hugepages (--no-huge). About 15 s.
  */
-#include <stdbool.h>
-#include <stdio.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <rte_alarm.h>
-
-#include "nic/nic.h"
-#include "nic/nic_priv.h" /* memif_port_shut_pending */
 
 #define BUSY_S 14 /* > the close's 10 s wait, leaving 4 s for nic_eal_cleanup */
 

@@ -2,7 +2,7 @@
 # Two lstack processes on one host joined by DPDK's net_memif (sourced,
 # never run): shared by test_redis_memif.sh, scripts/bench.sh --both-ends
 # and scripts/demo.sh.
-#
+
 #   network namespace M_NS (lo only: both processes' kernel listeners live
 #   there, nothing else sees them)
 #   server: role=server, 198.19.0.2, MAC 02:fe:00:00:00:02, CPU M_SRV_CPU
@@ -75,7 +75,7 @@ m_conf() {
         local l has_conn=0
         for l in "$@"; do [[ "$l" == tcp_conn_count* ]] && has_conn=1; done
         ((has_conn)) || echo "tcp_conn_count = 256;"
-        # issue 12: LSTACK_TEST_STACK_MODE=run-to-wakeup runs both sides in that mode.
+        # LSTACK_TEST_STACK_MODE=run-to-wakeup runs both sides in that mode.
         [[ -z "${LSTACK_TEST_STACK_MODE:-}" ]] || echo "stack_thread_mode = \"$LSTACK_TEST_STACK_MODE\";"
         printf '%s\n' "$@"
     } >"${M_CONF[$side]}"

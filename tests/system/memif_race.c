@@ -1,28 +1,10 @@
 /*
  * memif_race: a net_memif peer that comes and goes while lstack's port
  * polls, as fast as it can, to catch the driver unmapping its rings under
- * a burst (issue 11: redis-server under lstack on net_memif died with
- * SIGSEGV in librte_net_memif's rx burst when its peer exited).
+ * a burst (redis-server under lstack on net_memif would die with SIGSEGV
+ * in librte_net_memif's rx burst when its peer exited).
  *
  *   memif_race DIR CYCLES
- *
- * Forks before any DPDK call. The child is the peer, a plain DPDK program
- * (role=client): CYCLES times it starts its port (connects), sends frames
- * for a few milliseconds, then stops the port (a clean disconnect), eight
- * times per process; or, every fourth cycle, forks a grandchild that connects and is killed
- * with SIGKILL mid-stream (the peer crashes). The parent is the survivor:
- * an lstack port (nic_dpdk_open, role=server, what redis-server under the
- * preload uses) polled in a tight loop (rx burst, free, tx flush of a few
- * frames) until the child is done.
- * Then the parent closes its port while an alarm of its own keeps EAL's
- * interrupt thread busy for 300 ms: the close must wait for that thread
- * (the driver's disconnect runs there; see lstack/nic/memif_port.c).
- * Socket: DIR/memif.sock. Exit 0 when the parent is alive at the end and
- * received frames, at least half of the peer's clean connections came
- * up, and the close waited; 1 with a reason otherwise; a crash of the
- * parent is a crash of this program. The end phase prints each step
- * ("memif_race: survivor: ..."), flushed, for the script's bound on it.
- * No hugepages (--no-huge). Run by test_memif_race.sh.
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -39,6 +21,26 @@
 #include <rte_mbuf.h>
 
 #include "nic/nic.h"
+
+/*
+ * Forks before any DPDK call. The child is the peer, a plain DPDK program
+ * (role=client): CYCLES times it starts its port (connects), sends frames
+ * for a few milliseconds, then stops the port (a clean disconnect), eight
+ * times per process; or, every fourth cycle, forks a grandchild that
+ * connects and is killed with SIGKILL mid-stream (the peer crashes). The parent is the survivor:
+ * an lstack port (nic_dpdk_open, role=server, what redis-server under the
+ * preload uses) polled in a tight loop (rx burst, free, tx flush of a few
+ * frames) until the child is done.
+ * Then the parent closes its port while an alarm of its own keeps EAL's
+ * interrupt thread busy for 300 ms: the close must wait for that thread
+ * (the driver's disconnect runs there; see lstack/nic/memif_port.c).
+ * Socket: DIR/memif.sock. Exit 0 when the parent is alive at the end and
+ * received frames, at least half of the peer's clean connections came
+ * up, and the close waited; 1 with a reason otherwise; a crash of the
+ * parent is a crash of this program. The end phase prints each step
+ * ("memif_race: survivor: ..."), flushed, for the script's bound on it.
+ * No hugepages (--no-huge). Run by test_memif_race.sh.
+ */
 
 static const uint8_t mac_srv[6] = {0x02, 0xfe, 0, 0, 0x0a, 0x02};
 
@@ -245,8 +247,8 @@ int main(int argc, char **argv)
     /* The close must never run beside the interrupt thread's work on the
      * port: the driver's disconnect of the peer's last, SIGKILLed,
      * connection may still be running there, and the two unmapped the same
-     * region twice (session 10: the second munmap took whatever had been
-     * mapped there since, here LeakSanitizer's tracer stack: a hang at exit
+     * region twice (the second munmap took whatever had been mapped there
+     * since, here LeakSanitizer's tracer stack: a hang at exit
      * under ASan). Keep that thread busy for 300 ms and close meanwhile. */
     snprintf(busy_sock, sizeof(busy_sock), "%s/memif.sock", dir);
     bool busy_ok = rte_eal_alarm_set(1, busy_alarm, NULL) == 0;

@@ -6,15 +6,6 @@
  * namespace and reads what it prints.
  *
  *   nic_queues_probe SECONDS NQUEUES EAL-ARG...
- *
- * Each queue's thread registers with EAL (nic_thread_register), takes rx
- * bursts from its queue and notes, per IPv4 UDP/TCP flow, which queues
- * saw it. Queue 0's thread plays the stack that owns every flow: the other
- * threads hand each frame they receive to its inbox (through their
- * outboxes: nothing dropped, retried before the next burst), and it takes
- * them. At the end it prints "key value" lines: steering, per queue rx and
- * flows, flows seen on more than one queue, frames handed over and taken,
- * and the describe op's per-queue items (stackctl show nic).
  */
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -28,6 +19,17 @@
 #include "nic/nic.h"
 #include "nic/nic_queues.h"
 #include "nic/steer.h"
+
+/*
+ * Each queue's thread registers with EAL (nic_thread_register), takes rx
+ * bursts from its queue and notes, per IPv4 UDP/TCP flow, which queues
+ * saw it. Queue 0's thread plays the stack that owns every flow: the other
+ * threads hand each frame they receive to its inbox (through their
+ * outboxes: nothing dropped, retried before the next burst), and it takes
+ * them. At the end it prints "key value" lines: steering, per queue rx and
+ * flows, flows seen on more than one queue, frames handed over and taken,
+ * and the describe op's per-queue items (stackctl show nic).
+ */
 
 #define MAXQ 8
 #define FLOWS 4096

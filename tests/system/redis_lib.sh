@@ -4,7 +4,7 @@
 # served on the stack's address 198.18.0.2) or on the kernel (no preload,
 # served on the kernel address 198.18.0.3 added by tb_add_kernel_addr), with
 # the same flags; redis-cli / redis-benchmark from the client namespace.
-#
+
 # Usage in a test:
 #   T_NAME=rfoo; source redis_lib.sh; r_init "$1"
 #   r_conf "$T_WORK/lstack.conf" 'tcp_conn_count = 1200;'   # optional
@@ -305,7 +305,7 @@ r_info() {
     r_cli "$1" info everything 2>/dev/null | tr -d '\r' | sed -n "s/^$2://p" | head -n 1
 }
 
-# r__check_mode LOG : with LSTACK_TEST_STACK_MODE set (issue 12), a stack
+# r__check_mode LOG : with LSTACK_TEST_STACK_MODE set, a stack
 # that says it is up in LOG must say it runs in that mode, and with
 # LSTACK_TEST_STACKS=N (N > 1) that it runs N stacks.
 r__check_mode() {

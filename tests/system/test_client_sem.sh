@@ -1,5 +1,14 @@
 #!/usr/bin/env bash
 # test_client_sem.sh BUILD_DIR
+# Client-side semantic tests (tests/system/sem/csem.c): csem connects out
+# through the stack (under the preload, in the server namespace) to kernel
+# servers in the client namespace, mode by mode; LSTACK_TEST_TARGET=kernel
+# runs the same checks on the kernel.
+#
+# Prints one "ok N - mode" / "not ok N - mode" line per mode; exits 1 if any
+# failed.
+set -u
+
 # Client-side semantic tests (tests/system/sem/csem.c): csem runs under the
 # preload (GAZELLE_BIND_PROCNAME=csem) in the server namespace, where the
 # stack owns 198.18.0.2, and connects out to kernel servers in the client
@@ -7,12 +16,11 @@
 # closed port there, an address of the subnet nobody answers ARP for, and
 # an address beyond the gateway whose SYNs the client namespace drops (no
 # forwarding: it counts each in Ip InAddrErrors, which mode syn_times reads
-# through csem_peer's pid, CSEM_PEER_NS_PID); tcp_syn_retries is 2 there (connect timeouts of 7 s). Two runs: every mode with the ephemeral range set to
+# through csem_peer's pid, CSEM_PEER_NS_PID); tcp_syn_retries is 2 there
+# (connect timeouts of 7 s). Two runs: every mode with the ephemeral range set to
 # 20000-29999 in the server namespace (the stack reads it at start, like
 # the kernel), then syn_times once more with tcp_syn_linear_timeouts 0
 # (where the kernel has the sysctl), then "exhaust" with a range of 16 ports.
-# Prints one "ok N - mode" / "not ok N - mode" line per mode; exits 1 if any
-# failed.
 #
 # Environment:
 #   LSTACK_TEST_TARGET=kernel  run csem on the kernel (no preload) at
@@ -21,7 +29,6 @@
 #   CSEM_SYN_RETRIES=n         tcp_syn_retries for syn_default (1..4, default 2)
 #   CSEM_SYN_LINEAR=n          tcp_syn_linear_timeouts for syn_times (default:
 #                              the kernel's, 4 on Linux 6.6 on)
-set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=csem
 # shellcheck source=redis_lib.sh

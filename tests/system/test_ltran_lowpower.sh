@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# test_ltran_lowpower.sh - issue 13's low-power check: ltran and three
+# test_ltran_lowpower.sh - the low-power check: ltran and three
 # redis-servers under lstack (same IP, ports 6379-6381), all with
 # low_power_mode = 1, on a machine with fewer cores than processes, stay
 # responsive while the others are idle:
+#
+# It prints the CPUs each process may run on (ltran: its -l; the servers:
+# any) and every figure.
+# Bed: "${LSTACK_TB:-lstk}ltp". Exit 0 pass, 1 fail, 77 skip.
+set -u
+
 #   1. idle: ltran and each redis-server sleep (their CPU over 2 s is
 #      bounded; ltran counts its sleeps, and on an af_packet port, whose
 #      doorbell wakes it, sleeps long: at most 200 in 2 s);
@@ -20,13 +26,9 @@
 #      move one attempt), ltran counts the wake-ups it sent, and
 #      the port's doorbell (a packet socket on the veth) woke ltran;
 #   3. redis-benchmark -c 1 -t ping_inline to each in turn, the other two
-#      idle: p99 below LTRAN_LP_P99_MS (issue 13 asks 1 ms; the default is a
+#      idle: p99 below LTRAN_LP_P99_MS (the target is 1 ms; the default is a
 #      generous 20 ms for a loaded 2-core CI machine; performance.md has the
 #      measured figures).
-# It prints the CPUs each process may run on (ltran: its -l; the servers:
-# any) and every figure; bench/ltran_lowpower_ab.sh runs it for an A/B.
-# Bed: "${LSTACK_TB:-lstk}ltp". Exit 0 pass, 1 fail, 77 skip.
-set -u
 T_BASE="${LSTACK_TB:-lstk}"
 export LSTACK_TB="${T_BASE}ltp"
 # shellcheck source=ltran_lib.sh

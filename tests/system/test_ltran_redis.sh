@@ -2,6 +2,12 @@
 # test_ltran_redis.sh - three redis-servers under lstack share one port
 # through ltran (same IP 198.18.0.2, ports 6379-6381), each served to kernel
 # clients of the client namespace:
+#
+# Also: use_ltran = 1 with no ltran (the process runs on the kernel and says
+# why); a peer of another protocol version refused.
+# Bed: "${LSTACK_TB:-lstk}ltr". Exit 0 pass, 1 fail, 77 skip.
+set -u
+
 #   1. ltran up (DPDK primary on the server veth's af_packet port); three
 #      redis-servers with use_ltran = 1 register; stackctl ltran lists them
 #      with their listener and address (table and --json);
@@ -16,10 +22,6 @@
 #   4. SIGTERM to ltran: it exits 0 and removes its DPDK files; each client
 #      says "ltran ... went away" and keeps running, its kernel (loopback)
 #      half still serving.
-# Also: use_ltran = 1 with no ltran (the process runs on the kernel and says
-# why); a peer of another protocol version refused.
-# Bed: "${LSTACK_TB:-lstk}ltr". Exit 0 pass, 1 fail, 77 skip.
-set -u
 T_BASE="${LSTACK_TB:-lstk}"
 export LSTACK_TB="${T_BASE}ltr"
 # shellcheck source=ltran_lib.sh

@@ -11,8 +11,8 @@
 # MEMIF_RACE_END_LIMIT (default 30; it takes milliseconds). On expiry, every
 # process of the run (survivor, peer, grandchild) is described: its threads
 # with their kernel wait channels and, when gdb is installed, their stacks;
-# then they are killed, by pid. (Session 10: an unbounded `timeout 240` hid
-# where a hang of the end phase was; see docs/reliability.md.)
+# then they are killed, by pid (an unbounded `timeout 240` would hide where
+# a hang of the end phase was).
 set -u
 build="${1:?usage: $0 BUILD_DIR}"
 source "$(dirname "$0")/memif_require.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nic-queues (issue 12): a port opened with two rx/tx queue pairs
+# nic-queues: a port opened with two rx/tx queue pairs
 # (nic_dpdk_open_queues), one polling thread per queue, frames that reach
 # queue 1 handed to queue 0's owner through the handover rings.
 #   - net_af_packet qpairs=2 (a fanout group: the kernel's flow hash),

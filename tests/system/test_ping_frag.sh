@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_ping_frag.sh BUILD_DIR
-# Fragmented IPv4 both ways (issue #10): the kernel in the client namespace
+# Fragmented IPv4 both ways: the kernel in the client namespace
 # pings the stack (lstackd on net_af_packet) with 2000- and 8000-byte
 # payloads, which leave the client in 2 and 6 fragments (-M dont). Every
 # request must be answered; the stack must have reassembled the requests

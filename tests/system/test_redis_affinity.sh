@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_redis_affinity.sh BUILD_DIR
-# issue 12: the application-thread affinity keys end to end, each thread's
+# the application-thread affinity keys end to end, each thread's
 # affinity read back with sched_getaffinity (`taskset -pc TID`) from a
 # running redis-server (io-threads 2) under lstack in run-to-wakeup:
 #  - app_bind_numa = 1, app_exclude_cpus = the stack CPU: redis's main

@@ -5,18 +5,20 @@
 # namespace (the stack owns 198.18.0.2; the kernel there has no address on
 # the veth, so a connection that works went through the stack) against a
 # kernel redis-server in the client namespace (198.18.0.1). The server's
+#
+# LSTACK_TEST_TARGET=kernel runs the same clients on the kernel at
+# 198.18.0.3 (how the checks are validated). Client-side socket semantics in
+# detail: test_client_sem.sh.
+set -u
+
 # CLIENT LIST shows where each connection came from. Checks: PING, a 1 MiB
 # value both ways, redis-benchmark with 50 connections, with one, and with
 # a new connection per request (-k 0: thousands of connects, the ephemeral
 # ports and TIME_WAIT), and with two threads, each without errors
 # (memtier_benchmark too, when one is installed). (A redis-server under lstack
 # as the peer needs a second port: both ends on lstack is net_memif's
-# business, issue 11. The replica under lstack of a kernel master:
+# business. The replica under lstack of a kernel master:
 # test_redis_repl.sh.)
-# LSTACK_TEST_TARGET=kernel runs the same clients on the kernel at
-# 198.18.0.3 (how the checks are validated). Client-side socket semantics in
-# detail: test_client_sem.sh.
-set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=rcli
 # shellcheck source=redis_lib.sh
@@ -63,7 +65,7 @@ rcli() { client redis-cli redis-cli -h "$TB_IP_CLI" -p "$KPORT" "$@"; }
 out=$(rcli ping 2>&1)
 [[ "$(tail -n 1 <<<"$out")" == PONG ]] || r_fail "redis-cli ping under $R_TARGET: $out"
 t_ok "redis-cli ping from $R_TARGET: PONG"
-if r_is_lstack && [[ "${LSTACK_TEST_STACKS:-1}" -gt 1 ]]; then # issue 12: redis-client-multi
+if r_is_lstack && [[ "${LSTACK_TEST_STACKS:-1}" -gt 1 ]]; then # redis-client-multi
     out=$(ip netns exec "$TB_NS_SRV" timeout 300 env LD_PRELOAD="$R_PRELOAD" GAZELLE_BIND_PROCNAME=redis-cli \
         LSTACK_CONF_PATH="$R_CONF" redis-cli -h "$TB_IP_CLI" -p "$KPORT" ping 2>&1)
     echo "$out" >"$T_WORK/cli-up.log"
@@ -115,8 +117,7 @@ bench -c 50 -P 16 -n 100000 -t set -r 100000 -d 200 || r_fail "redis-benchmark -
 t_ok "redis-benchmark -c 50 -P 16 set"
 bench --threads 2 -c 20 -n 20000 -t set,get -r 10000 || r_fail "redis-benchmark --threads 2 under $R_TARGET"
 t_ok "redis-benchmark --threads 2 (two threads on the one stack)"
-# memtier_benchmark (issue 11: "where Debian packages it"; Debian 12 does
-# not, so this runs only where someone installed one).
+# memtier_benchmark where it is installed (Debian 12 does not package it).
 if command -v memtier_benchmark >/dev/null 2>&1; then
     mlog="$T_WORK/memtier.log"
     mrc=0

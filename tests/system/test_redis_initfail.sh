@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_redis_initfail.sh BUILD_DIR
 # What a bound redis-server does when its stack cannot start because of the
-# configuration itself (issue 10):
+# configuration itself:
 #  - an error in lstack.conf (an unknown key) with init_fail = "exit" on a
 #    line that parsed: redis stops at once, non-zero, and its output names
 #    file:line of the error and the policy that stopped it;

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # test_redis_loss.sh BUILD_DIR
-# Loss recovery (issue 10): lstack-redis against kernel-redis on the very
+# Loss recovery: lstack-redis against kernel-redis on the very
 # same impaired path. The bed runs with TB_BRIDGE=1: lossy_bridge (a third
 # namespace) forwards every frame between client and server; a redis under
 # lstack (198.18.0.2) and a kernel redis (198.18.0.3) run side by side behind
 # it. For each loss profile one bridge runs with that profile, and the same
 # byte-exact SET/GET workload (lossy_setget.py: values of 1 B .. 459 KB,
 # every SET and GET timed) runs against the kernel, then against lstack.
-#
+set -u
+
 # Profiles (both directions):
 #   reorder  loss=5,dup=1,reorder=25,delay=10,jitter=5
 #   corrupt  corrupt=10 (one byte of the TCP part flipped: checksum fails)
@@ -18,12 +19,10 @@
 # test's bound is looser because it runs on a loaded 2-core CI machine where
 # the stack's poll thread, the bridge, redis and the client share the cores,
 # and a run of ~30 operations has few retransmission timeouts to average
-# over. Before the finer TCP timer (lstack/stack/lwip/, docs/reliability.md)
-# lstack took 10-15x the kernel's time with single operations of 3-7 s.
+# over.
 #
 # Environment: LOSS_ROUNDS (default 3), LOSS_SEED (default 1),
 # LOSS_PROFILES (default "reorder corrupt"; names as above).
-set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=rloss
 export TB_BRIDGE=1

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # redis-memif: redis-server under lstack and its clients under lstack, two
 # processes on one host joined by DPDK's net_memif (tests/system/memif_lib.sh),
-# and what happens when one side goes away (issue 11):
+# and what happens when one side goes away:
+#
+# About 2 minutes on an idle 2-core machine with the default; MEMIF_CYCLES=20
+# is the full measure (20 cycles of each side, about 4 minutes; CI runs the
+# default). Namespace "${LSTACK_TB}-mif".
+set -u
+
 #   1. start order: server first, then client first (the client's connect
 #      waits for the server to come up);
 #   2. the client side comes and goes, MEMIF_CYCLES cycles (default 10):
@@ -15,10 +21,6 @@
 #      restarted (odd) or SIGKILLed and started again (even). The replica
 #      must stay up, reconnect (its memif link, then replication) and hold
 #      byte-exact copies of values written on the server after each cycle.
-# About 2 minutes on an idle 2-core machine with the default; MEMIF_CYCLES=20
-# is issue 11's full measure (20 cycles of each side, about 4 minutes; CI runs
-# the default). Namespace "${LSTACK_TB}-mif".
-set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=memif
 # shellcheck source=common.sh

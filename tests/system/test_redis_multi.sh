@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # test_redis_multi.sh BUILD_DIR
-# issue 12: one redis-server process, two stacks: stack_thread_mode =
+# one redis-server process, two stacks: stack_thread_mode =
 # "run-to-wakeup", num_cpus = "0,1", the port net_af_packet with qpairs=2
 # (two packet sockets in a fanout group: the kernel's flow hash spreads the
 # clients' connections over the two queues, a hash lstack cannot compute).
+set -u
+
 #  - the log says 2 stacks; threads lstack-stack0 and lstack-stack1 run;
 #  - 64 kernel clients connected at once: each answered, and stackctl shows
 #    them spread over both stacks (show connections --stack 0 / --stack 1),
@@ -19,7 +21,6 @@
 #  - num_cpus = "0,1" with run-to-completion is refused with a message that
 #    names the key;
 #  - SIGTERM: exit status 0.
-set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=rmul
 # shellcheck source=redis_lib.sh

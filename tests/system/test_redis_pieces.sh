@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_redis_pieces.sh BUILD_DIR
-# Replies built from thousands of small pieces (issue 10): EVAL of a Lua
+# Replies built from thousands of small pieces: EVAL of a Lua
 # script returning 5000 (then 20000) small tables. Redis 7 keeps such a
 # reply as a list of tiny blocks and writes it with writev of up to IOV_MAX
 # (1024) entries (strace of a kernel redis: writev(..., 1024) = 14336). A

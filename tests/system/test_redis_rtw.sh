@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_redis_rtw.sh BUILD_DIR
-# issue 12: Redis 7 with `io-threads 2 io-threads-do-reads yes` under lstack
+# Redis 7 with `io-threads 2 io-threads-do-reads yes` under lstack
 # with stack_thread_mode = "run-to-wakeup":
 #  - the log says the stack runs in run-to-wakeup, and a thread named
 #    lstack-stack0 exists (the stack thread);

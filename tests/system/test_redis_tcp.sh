@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # test_redis_tcp.sh BUILD_DIR
-# TCP under reuse and floods (issue 10), against redis:
+# TCP under reuse and floods, against redis:
+#
+# LSTACK_TEST_TARGET=kernel runs the same against a kernel redis.
+set -u
+
 #  1. TIME_WAIT reuse (RFC 6191): a kernel client bound to one source port
 #     (SO_REUSEADDR) sends PING and QUIT, so that redis closes first and its
 #     side holds the 4-tuple in TIME_WAIT; it connects again at once from the
@@ -14,8 +18,6 @@
 #     slower than 1 s, every fresh connection within 3 s. After it: a PING
 #     from a new connection, redis alive, its RSS grew by less than 64 MiB;
 #     under lstack the SYN cookies are counted (stackctl).
-# LSTACK_TEST_TARGET=kernel runs the same against a kernel redis.
-set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=rtcp
 # shellcheck source=redis_lib.sh

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # test_stackctl.sh BUILD_DIR
 # stackctl against redis under lstack (and against lstackd):
+#
+# Control sockets go to a private LSTACK_RUN_DIR so that lstack processes of
+# other tests running on the machine are not seen.
+set -u
+
 #  1. no target: a clear error and exit 3;
 #  2. 1,000 clients held open: `show connections --json` lists exactly the
 #     clients CLIENT LIST shows (same remote ports, same fds) plus the
@@ -17,9 +22,6 @@
 #     then the process's SO_PEERCRED check): a clear message, non-zero exit;
 #  5. a forked child (BGSAVE) leaves the socket alone; exit removes it;
 #  6. lstackd serves the same socket.
-# Control sockets go to a private LSTACK_RUN_DIR so that lstack processes of
-# other tests running on the machine are not seen.
-set -u
 # shellcheck disable=SC2034 # T_NAME is read by common.sh
 T_NAME=ctl
 # shellcheck source=redis_lib.sh
@@ -164,7 +166,7 @@ one=$(head -n 1 "$T_WORK/ports.held")
 sc_expect 2 "--state 'bogus'" "$SC" show -c --state bogus || r_fail "bad --state accepted"
 t_ok "filters: --port $one (one connection), --state listen (the listener), a bad state is a usage error"
 
-# issue 12: --stack N (one stack in this process: stack 0; stack 1 does not exist).
+# --stack N (one stack in this process: stack 0; stack 1 does not exist).
 "$SC" show -c --stack 0 --json >"$T_WORK/s0.json" || r_fail "--stack 0 failed"
 [[ "$(py 'len([c for c in d["connections"] if c["state"] == "ESTABLISHED"]), len(d["listeners"])' "$T_WORK/s0.json")" == \
     "($N, 1)" ]] || r_fail "--stack 0: $(head -c 300 "$T_WORK/s0.json")"

@@ -9,12 +9,12 @@
 # a real network. Use it two ways:
 #   CLI:      testbed.sh up | down | status
 #   library:  source testbed.sh; tb_require_root; tb_trap_cleanup; tb_up; ...
-#
+
 # Environment:
 #   LSTACK_TB      name prefix (default "lstk"; [a-z0-9], at most 13 characters)
 #   TB_HUGEPAGES   minimum number of 2 MiB hugepages to reserve (default 512)
 #   TB_CPU         lcore given to lstackd (default 0)
-#   LSTACK_TEST_STACKS  N > 1 (issue 12): tb_write_conf lists CPUs 0..N-1 in
+#   LSTACK_TEST_STACKS  N > 1: tb_write_conf lists CPUs 0..N-1 in
 #                  num_cpus and the af_packet port gets qpairs=N, so a server
 #                  under the preload with LSTACK_TEST_STACK_MODE=run-to-wakeup
 #                  runs N stacks (the sem-multi test)
@@ -436,13 +436,13 @@ tb_write_conf() {
         if [[ -n "${override[num_cpus]:-}" ]]; then
             :
         elif [[ "${LSTACK_TEST_STACKS:-1}" -gt 1 ]]; then
-            echo "num_cpus = \"0-$((LSTACK_TEST_STACKS - 1))\";" # issue 12: one stack per CPU
+            echo "num_cpus = \"0-$((LSTACK_TEST_STACKS - 1))\";" # one stack per CPU
         else
             echo "num_cpus = \"$TB_CPU\";"
         fi
         [[ -n "${override[tcp_conn_count]:-}" ]] || echo "tcp_conn_count = 64;"
         [[ -n "${override[mbuf_count_per_conn]:-}" ]] || echo "mbuf_count_per_conn = 32;"
-        # issue 12: LSTACK_TEST_STACK_MODE=run-to-wakeup runs a test in that mode.
+        # LSTACK_TEST_STACK_MODE=run-to-wakeup runs a test in that mode.
         [[ -n "${override[stack_thread_mode]:-}" || -z "${LSTACK_TEST_STACK_MODE:-}" ]] ||
             echo "stack_thread_mode = \"$LSTACK_TEST_STACK_MODE\";"
         for l in "${extra[@]}"; do

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "stack/stack.h"
 
 int pair_conf(struct lstack_conf *c, const char *host, const char *gw, const char *extra)

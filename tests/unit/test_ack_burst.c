@@ -3,9 +3,33 @@
  * 0018, lstack/stack/lwip/port/tcp_rx_burst.c), and the ACKs TCP's rules
  * ask for still sent.
  *
+ * No DPDK, no root. TAP output.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "conf/conf.h"
+#include "nic/nic.h"
+#include "mem_nic.h"
+#include "sock/lsock.h"
+#include "stack/stack.h"
+#include "pair_bed.h"
+#include "pair_pump.h"
+#include "raw_tcp.h"
+
+#include "tap.h"
+
+/*
  * Two stacks back to back on the memory port, A (198.18.0.2) and B
- * (198.18.0.1, bursts of 32 frames; 128 in test 8), plus a raw peer: segments built by
- * hand (raw_tcp.h), posing as A from ports A never uses, injected into B's
+ * (198.18.0.1, bursts of 32 frames; 128 in test 8), plus a raw peer:
+ * segments built by hand (raw_tcp.h), posing as A from ports A never uses, injected into B's
  * receive queue so that the test decides what one burst of B holds; B's
  * answers to those ports are recorded by a tap and go no further. One
  * behaviour per test:
@@ -25,27 +49,7 @@
  *   8. the cap: a burst of 128 full segments (187 KB) is ACKed every 64 KiB
  *      of it, as Linux's GRO would, and at its end: three ACKs, at 45, 90
  *      and 128 segments (without the cap: one, at 128).
- * No DPDK, no root. TAP output.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/uio.h>
-#include <time.h>
-
-#include "conf/conf.h"
-#include "nic/nic.h"
-#include "sock/lsock.h"
-#include "stack/stack.h"
-#include "pair_bed.h"
-#include "pair_pump.h"
-#include "raw_tcp.h"
-
-#include "tap.h"
 
 #define PORT 7100
 #define PAIR_PORT 7101

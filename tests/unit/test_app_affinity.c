@@ -1,6 +1,6 @@
 /*
  * test_app_affinity.c - where application threads run (runtime/
- * app_affinity.c, issue 12): the plan computed from the conf (with a fake
+ * app_affinity.c): the plan computed from the conf (with a fake
  * NUMA topology: nic_app_cpus is tested on its own in test_numa_cpus.c),
  * and the affinity actually set, read back with sched_getaffinity: the
  * main thread pinned by main_thread_affinity, a thread bound at its first

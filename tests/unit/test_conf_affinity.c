@@ -1,6 +1,6 @@
 /*
  * test_conf_affinity.c - in-memory unit tests of the application-thread
- * affinity keys (issue 12): app_bind_numa, app_exclude_cpus and
+ * affinity keys: app_bind_numa, app_exclude_cpus and
  * main_thread_affinity. Their values, the CPU set syntax of
  * app_exclude_cpus (and its format back), and the checks against each
  * other and the mode, each reported at the offending key's line. One

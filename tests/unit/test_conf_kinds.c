@@ -87,7 +87,7 @@ static bool t_enum_unknown(void)
                        "\"kernel\" or \"exit\"");
 }
 
-/* issue 12: run-to-wakeup is built (it was "not supported yet" before). */
+/* run-to-wakeup is accepted. */
 static bool t_enum_wakeup(void)
 {
     struct lstack_conf c;
@@ -99,7 +99,6 @@ static bool t_enum_wakeup(void)
 
 static bool t_pending_string(void)
 {
-    /* (unix_prefix was the example until issue 4 implemented it.) */
     return extra_error("host_addr6 = \"a\"", "host_addr6", "a",
                        "is not supported yet (IPv4 only for now (so is Gazelle's Redis guide))",
                        "only \"\"");
@@ -136,7 +135,7 @@ static bool t_string_too_long(void)
     snprintf(extra, sizeof(extra), "unix_prefix = \"%0200d\"", 0);
     snprintf(shown, sizeof(shown), "%064d...", 0);
     return extra_error(extra, "unix_prefix", shown, "is too long (200 bytes)",
-                       "string of at most 63 bytes"); /* unix_prefix: 63 since issue 4 */
+                       "string of at most 63 bytes");
 }
 
 static bool t_dpdk_args_empty(void)

@@ -42,7 +42,8 @@ static int canned_next(void *ctx, struct ctl_obj *o, char *err, size_t errlen, i
     return strcmp(type, "end") == 0 ? 0 : 1;
 }
 
-static char hello_line[] = "{\"type\":\"hello\",\"proto\":\"lstack-ctl\",\"version\":1,\"pid\":42,\"prog\":\"redis-server\"}";
+static char hello_line[] =
+    "{\"type\":\"hello\",\"proto\":\"lstack-ctl\",\"version\":1,\"pid\":42,\"prog\":\"redis-server\",\"lstack\":\"9.8.7\"}";
 static struct ctl_obj hello;
 
 /* Render lines with fn into a string (caller frees). */
@@ -172,10 +173,14 @@ static void test_config_nic_loglevel(void)
     check(rc == SC_OK && strstr(t, "# log level now: debug\n# devices: not set\nhost_addr = \"198.18.0.2\"\n"
                                    "tcp_conn_count = 1500\n") != NULL,
           "config: lstack.conf syntax");
+    check(strstr(t, "# process 42 (redis-server), lstack 9.8.7, configuration read at start-up from /etc/x.conf\n") ==
+              t,
+          "config: the first line names the process and the preload's version");
     free(t);
     t = render(conf, sc_show_config, true, &rc, err, sizeof(err));
     check(rc == SC_OK && strstr(t, "\"keys\":{\"host_addr\":\"198.18.0.2\",\"tcp_conn_count\":1500}") != NULL &&
-              strstr(t, "\"path\":\"/etc/x.conf\"") != NULL && balanced(t),
+              strstr(t, "\"path\":\"/etc/x.conf\"") != NULL && strstr(t, "\"lstack\":\"9.8.7\"") != NULL &&
+              balanced(t),
           "config --json: typed values");
     free(t);
     static const char *const nic[] = {

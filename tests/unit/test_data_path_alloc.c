@@ -9,10 +9,6 @@
  * none: lwIP's memory comes from its copy's arena (lstack/stack/lwip/port/
  * lwip_mem.c), received data stays in the port's buffers, and the sock and
  * stack layers allocate only when a socket is created. No DPDK, no root.
- * With the argument "tso" the ports offer TSO (lwIP builds segments of many
- * MSS, the memory port cuts them) and the same must hold; "offload": the
- * ports offer checksum offload only (the same run without TSO, for
- * comparing instruction counts under callgrind, docs/performance.md).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,12 +22,20 @@
 #include "common/sanitizer.h"
 #include "conf/conf.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"
 #include "pair_pump.h"
 
 #include "tap.h"
+
+/*
+ * With the argument "tso" the ports offer TSO (lwIP builds segments of many
+ * MSS, the memory port cuts them) and the same must hold; "offload": the
+ * ports offer checksum offload only (the same run without TSO, for
+ * comparing instruction counts under callgrind, docs/performance.md).
+ */
 
 /* ---- counting allocator: glibc's, counted while armed ----
  * Visible (the build hides symbols by default) so that the dlopened lwIP

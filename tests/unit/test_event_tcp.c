@@ -25,6 +25,7 @@
 #include "posix/sock_fd.h"
 #include "fake_runtime.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "runtime/runtime.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"

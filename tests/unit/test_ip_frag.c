@@ -1,5 +1,5 @@
 /*
- * test_ip_frag.c - IPv4 fragments through a stack (issue #10): two stacks
+ * test_ip_frag.c - IPv4 fragments through a stack: two stacks
  * back to back on the memory port, A (198.18.0.2) and B (198.18.0.1).
  * Fragments built by hand pose as A and are injected into B's receive
  * queue; a tap on B's port takes B's answers to them (ICMP) off the wire
@@ -26,6 +26,7 @@
 #include "common/inet_csum.h"
 #include "conf/conf.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"

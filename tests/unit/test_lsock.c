@@ -391,7 +391,7 @@ static void test_delayed_ack(struct lsock *l)
 
     /* A client's next request, written after one more round (the epoll_wait
      * that follows its read of the reply), carries the ACK of the reply:
-     * one frame, not a pure ACK and then the request (issue 11). */
+     * one frame, not a pure ACK and then the request. */
     pump_until(c, EPOLLIN);
     stack_get_stats(A, &before);
     check(recv_buf(c, buf, sizeof(buf), 0) == 1, "client: reply read");

@@ -1,5 +1,5 @@
 /*
- * test_mem_rss.c - the memory port split into RSS queues (nic/mem_rss.c),
+ * test_mem_rss.c - the memory port split into RSS queues (tests/support/mem_rss.c),
  * the way a test of several stacks on one port uses it with the steering
  * and handover modules: every IPv4/TCP flow lands on the queue
  * nic_steer_queue_tcp4 predicts, ARP on queue 0; a source port chosen by
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "nic/handover.h"
-#include "nic/mem_rss.h"
+#include "mem_rss.h"
 #include "nic/nic.h"
 #include "nic/steer.h"
 #include "tap.h"

@@ -1,6 +1,6 @@
 /*
  * test_mt_close.c - many application threads: some poll() stack sockets
- * while others close them (issue 12). Linux allows it: the closed socket's
+ * while others close them. Linux allows it: the closed socket's
  * file lives until poll returns. lstack's poll looks at the sockets under
  * the stack lock round after round; a socket closed by another thread
  * between two rounds must still be there to look at (lsock_hold), or the

@@ -13,8 +13,9 @@
 #include <time.h>
 
 #include "conf/conf.h"
-#include "ctl/ctl_runtime.h"
+#include "ctl/ctl_rounds.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "stack/round_acct.h"
 #include "stack/stack.h"
@@ -128,22 +129,22 @@ static void test_acct(void)
            (unsigned long long)r.busy_cycles, (unsigned long long)r.idle_cycles);
 }
 
-/* What ctl_runtime makes of counters (stackctl, lstackd). */
+/* What ctl_rounds_view makes of counters (stackctl, lstackd). */
 static void test_runtime(void)
 {
     struct ctl_rounds c = {.rounds = 1000, .busy = 100, .rx_frames = 150, .tx_frames = 50,
                            .busy_cycles = 2000000, .idle_cycles = 6000000, .tsc_hz = 2000000000};
-    struct ctl_runtime r;
-    ctl_runtime_derive(&c, 0, 1, &r);
+    struct ctl_rounds_view r;
+    ctl_rounds_derive(&c, 0, 1, &r);
     checkf(r.busy_pct == 25.0 && r.frames_per_busy_round == 2.0 && r.cycles_per_frame == 10000.0 &&
                r.busy_us == 1000.0 && r.idle_us == 3000.0 && r.rounds_per_s == 250000.0,
            "runtime: busy %% %.1f, frames/busy round %.2f, cycles/frame %.0f, busy %.0f us, idle %.0f us, "
            "rounds/s %.0f",
            r.busy_pct, r.frames_per_busy_round, r.cycles_per_frame, r.busy_us, r.idle_us, r.rounds_per_s);
-    ctl_runtime_derive(&c, 0.5, 1, &r);
+    ctl_rounds_derive(&c, 0.5, 1, &r);
     check(r.rounds_per_s == 2000.0, "runtime: rounds/s over a given interval");
     struct ctl_rounds zero = {0};
-    ctl_runtime_derive(&zero, 0, 1, &r);
+    ctl_rounds_derive(&zero, 0, 1, &r);
     check(r.busy_pct != r.busy_pct && r.cycles_per_frame != r.cycles_per_frame && r.busy_us != r.busy_us,
           "runtime: nothing timed yet reads as unknown (NAN), not 0");
     struct ctl_rounds later = c, d;

@@ -1,5 +1,5 @@
 /*
- * test_quiesce.c - nic/quiesce.h with overlapping bursts (issue 12): in
+ * test_quiesce.c - nic/quiesce.h with overlapping bursts: in
  * run-to-wakeup the stack thread receives without the stack lock while an
  * application thread may send a full tx batch, so two bursts of one port can
  * run at once. quiesce_pause must wait for both (in_burst was a flag: the

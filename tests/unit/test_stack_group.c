@@ -1,20 +1,9 @@
 /*
- * test_stack_group.c - several stacks of one process on one port (issue 12,
- * stack_group_join and lsock_listen_copy): a server of two stacks, each on
+ * test_stack_group.c - several stacks of one process on one port
+ * (stack_group_join and lsock_listen_copy): a server of two stacks, each on
  * one queue of a memory port split the way an RSS NIC splits it
- * (nic/mem_rss.h), and a client stack on the other end of the wire.
- *  - ARP replies reach queue 0 only: the stack of queue 1 learns the client
- *    from the copy the stack of queue 0 gives it;
- *  - a listener with a copy on the other stack: connections are accepted on
- *    both stacks, through the one listener, bytes exact;
- *  - connections the server makes from ports bound by hand: replies that
- *    reach the other stack's queue are handed over, none dropped;
- *  - connections the server makes without a bind: each gets a port whose
- *    replies the split puts on its own stack's queue (nothing handed over);
- *  - TCP segments in IPv4 fragments (hashed on their addresses only, so
- *    all reach one queue): the stack that reassembles one gives it to the
- *    stack whose connection it is, which reads it; nothing is reset;
- *  - every buffer comes back.
+ * (tests/support/mem_rss.h), and a client stack on the other end of the wire.
+ *
  * No DPDK port, no root. TAP output.
  */
 #include <arpa/inet.h>
@@ -27,7 +16,7 @@
 
 #include "conf/conf.h"
 #include "nic/handover.h"
-#include "nic/mem_rss.h"
+#include "mem_rss.h"
 #include "nic/steer.h"
 #include "nic/nic.h"
 #include "sock/lsock.h"
@@ -35,6 +24,21 @@
 #include "pair_conf.h"
 
 #include "tap.h"
+
+/*
+ *  - ARP replies reach queue 0 only: the stack of queue 1 learns the client
+ *    from the copy the stack of queue 0 gives it;
+ *  - a listener with a copy on the other stack: connections are accepted on
+ *    both stacks, through the one listener, bytes exact;
+ *  - connections the server makes from ports bound by hand: replies that
+ *    reach the other stack's queue are handed over, none dropped;
+ *  - connections the server makes without a bind: each gets a port whose
+ *    replies the split puts on its own stack's queue (nothing handed over);
+ *  - TCP segments in IPv4 fragments (hashed on their addresses only, so
+ *    all reach one queue): the stack that reassembles one gives it to the
+ *    stack whose connection it is, which reads it; nothing is reset;
+ *  - every buffer comes back.
+ */
 
 #define NCONN 16
 

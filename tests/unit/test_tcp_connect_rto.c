@@ -1,19 +1,8 @@
 /*
  * test_tcp_connect_rto.c - the RTO a connection starts with after a
- * connect whose SYNs were lost (lstack/sock/tcp_connect_timer.c).
- *
- * The connect timer stretches the pcb's RTO to Linux's doubled SYN
- * intervals. Once the SYN-ACK comes, the connection must not keep that RTO
- * (review of session 11: after 7.7 s of lost SYNs the first lost data
- * segment was sent again 4 s later, then 64 s): as Linux (RFC 6298 5.7,
- * TCP_TIMEOUT_FALLBACK), 3 s and no retransmissions counted until an RTT
- * sample. Two lwIP stacks on one in-memory wire (pair_bed), driven in real
- * time: the client's SYNs are dropped for 7.7 s (several retransmissions
- * whatever the host's tcp_syn_linear_timeouts), then its first data
- * segment and the tail loss probe that repeats it are dropped. Checks: after the connect TCP_INFO's RTO is
- * 3 s and its retransmissions 0; the data goes out again 2.5-3.8 s after
- * its first copy (lwIP's 50 ms tick, a loaded machine; the bug gave 4 s or
- * more). About 15-20 s.
+ * connect whose SYNs were lost (lstack/sock/tcp_connect_timer.c): 3 s
+ * and no retransmission counted, as Linux. Two stacks on an in-memory wire
+ * in real time, about 15-20 s; TAP output.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,11 +13,27 @@
 #include <unistd.h>
 
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "sock/lsock_priv.h"
 #include "pair_bed.h"
 #include "pair_pump.h"
 #include "raw_tcp.h"
+
+/*
+ * The connect timer stretches the pcb's RTO to Linux's doubled SYN
+ * intervals. Once the SYN-ACK comes, the connection must not keep that RTO
+ * (else, after 7.7 s of lost SYNs, the first lost data segment is sent
+ * again 4 s later, then 64 s): as Linux (RFC 6298 5.7,
+ * TCP_TIMEOUT_FALLBACK), 3 s and no retransmissions counted until an RTT
+ * sample. Two lwIP stacks on one in-memory wire (pair_bed), driven in real
+ * time: the client's SYNs are dropped for 7.7 s (several retransmissions
+ * whatever the host's tcp_syn_linear_timeouts), then its first data
+ * segment and the tail loss probe that repeats it are dropped. Checks:
+ * after the connect TCP_INFO's RTO is 3 s and its retransmissions 0; the data goes out again 2.5-3.8 s after
+ * its first copy (lwIP's 50 ms tick, a loaded machine; the bug gave 4 s or
+ * more). About 15-20 s.
+ */
 
 static struct pair_bed bed;
 static double t0;

@@ -1,5 +1,5 @@
 /*
- * test_tcp_guard.c - TCP under odd input, floods and reuse (issue #10):
+ * test_tcp_guard.c - TCP under odd input, floods and reuse:
  * two stacks back to back on the memory port, A (198.18.0.2) the client,
  * B (198.18.0.1) the server, plus a raw peer: segments built by hand
  * (raw_tcp.h) that pose as A from ports A never uses and are injected into
@@ -18,6 +18,7 @@
 
 #include "conf/conf.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"

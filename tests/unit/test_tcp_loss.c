@@ -1,24 +1,11 @@
 /*
- * test_tcp_loss.c - loss recovery of the sender (issue #10; lwIP patches
- * 0009 and 0010, docs/reliability.md "Loss recovery"): two stacks back to
+ * test_tcp_loss.c - loss recovery of the sender (lwIP patches
+ * 0009 and 0010, docs/reliability.md#loss-recovery): two stacks back to
  * back on the memory port, A (198.18.0.2) sending to B (198.18.0.1), with a
  * tap on A's port that takes chosen data segments off the wire (their first
  * transmission only) and counts retransmissions. No DPDK, no root; the
  * clock is the real one (sys_now), so each check bounds a time with a wide
  * margin on either side of what the change makes of it. TAP output.
- *
- * What each check would see without the change:
- *   - a lost single-segment reply: lwIP's 500 ms timer and an RTO still
- *     near its 3 s start repaired it after 2 s; the tail loss probe sends
- *     it again after 50-150 ms (bound: 1 s, for a loaded machine);
- *   - two holes in a window of 12 segments: lwIP's Reno fast retransmit
- *     repaired the first and left the second to the RTO (seconds); the
- *     SACK recovery sends both at once, without a timeout, and nothing else
- *     twice;
- *   - duplicated data segments: the receiver's duplicate ACKs counted
- *     toward lwIP's three dupacks, a spurious retransmission and a halved
- *     window; a SACK peer's duplicate ACKs without SACK blocks report no
- *     hole, and are ignored now.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,6 +20,7 @@
 
 #include "conf/conf.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_bed.h"
@@ -40,6 +28,21 @@
 #include "raw_tcp.h"
 
 #include "tap.h"
+
+/*
+ * What each check would see without the change:
+ *   - a lost single-segment reply: lwIP's 500 ms timer and an RTO still
+ *     near its 3 s start repaired it after 2 s; the tail loss probe sends
+ *     it again after 50-150 ms (bound: 1 s, for a loaded machine);
+ *   - two holes in a window of 12 segments: lwIP's Reno fast retransmit
+ *     repaired the first and left the second to the RTO (seconds); the
+ *     SACK recovery sends both at once, without a timeout, and nothing else
+ *     twice;
+ *   - duplicated data segments: the receiver's duplicate ACKs counted
+ *     toward lwIP's three dupacks, a spurious retransmission and a halved
+ *     window; a SACK peer's duplicate ACKs without SACK blocks report no
+ *     hole, and are ignored now.
+ */
 
 #define PORT 6380
 #define MAX_DROPS 4

@@ -1,6 +1,6 @@
 /*
- * test_tcp_requeue.c - what follows a retransmission timeout (issue 10,
- * docs/reliability.md "The intermittent hang"): the segments the SACK
+ * test_tcp_requeue.c - what follows a retransmission timeout
+ * (docs/reliability.md#loss-recovery): the segments the SACK
  * recovery queued for sending again (the redis-loss hang, lwIP patch
  * 0011), and a lost retransmission with nothing else in flight (the tail
  * loss probe after a timeout, patch 0013; test_probe_after_timeout), and
@@ -8,6 +8,32 @@
  * (patch 0014; test_sack_after_timeout), and a hole with one SACKed
  * segment above it (LSTACK_TCP_DUPTHRESH 1; test_one_sack_lost).
  *
+ * No DPDK, no root; the real clock (B's timeout comes after about 1 s). TAP
+ * output.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "conf/conf.h"
+#include "nic/nic.h"
+#include "mem_nic.h"
+#include "sock/lsock.h"
+#include "stack/stack.h"
+#include "pair_bed.h"
+#include "pair_pump.h"
+#include "raw_tcp.h"
+
+#include "tap.h"
+
+/*
  * Stack B sends to a raw peer (raw_tcp.h: segments built by hand, posing
  * as 198.18.0.2 from a port stack A never uses, injected into B's receive
  * queue; B's answers are taken off the wire by a tap on B's port). The raw
@@ -25,29 +51,7 @@
  * unsent, 5 segments past the cumulative ACK, which the one-segment window
  * after a timeout never fits: B sent nothing more, and every further
  * timeout requeued the same list (the hang). With it, B sends s31 next.
- * No DPDK, no root; the real clock (B's timeout comes after about 1 s). TAP
- * output.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/uio.h>
-#include <time.h>
-
-#include "conf/conf.h"
-#include "nic/nic.h"
-#include "sock/lsock.h"
-#include "stack/stack.h"
-#include "pair_bed.h"
-#include "pair_pump.h"
-#include "raw_tcp.h"
-
-#include "tap.h"
 
 #define PORT 6390
 #define MSS 1000u

@@ -1,11 +1,19 @@
 /*
  * test_tcp_tmr_quiet.c - tcp_slowtmr passes idle pcbs by, and no timeout
- * moves (lwIP patch 0017, docs/performance.md "Seventh pass"). Two private
+ * moves (lwIP patch 0017). Two private
  * lwIP copies, A (198.18.0.2) and B (198.18.0.1), joined by a packet queue
  * and ticked one tick at a time by the test (tmr_bed.h). TAP output. The
  * other states' timeouts (SYN-RCVD, LAST-ACK, the out-of-order queue, the
  * backoff to the retransmission limit) are tcp-tmr-states'.
- *
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tmr_bed.h"
+
+#include "tap.h"
+
+/*
  * Each expected tick is lwIP's own rule, computed from the pcb's fields as
  * an unpatched tcp_slowtmr, which visits every pcb at every tick, would
  * apply it: a keepalive probe at the first tick with tcp_ticks - tmr >
@@ -21,12 +29,6 @@
  * fails the tick check; "skipped" is checked from pcb->last_timer, which
  * tcp_slowtmr sets on each visit.
  */
-#include <stdio.h>
-#include <stdlib.h>
-
-#include "tmr_bed.h"
-
-#include "tap.h"
 
 static struct tmr_bed T;
 
@@ -229,7 +231,7 @@ int main(void)
     /* lwIP's rule: removed at the first tick past 2 x TCP_MSL / 50 ms */
     want = 2 * TCP_MSL / TCP_SLOW_INTERVAL + 1;
     checkf(gone == want, "the TIME-WAIT pcb is removed at tick %d (at %d)", want, gone);
-    /* issue 10: no longer than Linux's TIME-WAIT (TCP_TIMEWAIT_LEN, 60 s);
+    /* no longer than Linux's TIME-WAIT (TCP_TIMEWAIT_LEN, 60 s);
        lwIP's default TCP_MSL gave 120 s */
     checkf(gone > 0 && gone * TCP_SLOW_INTERVAL <= 60000 + TCP_SLOW_INTERVAL,
            "TIME-WAIT lasts %d ms, at most Linux's 60 s", gone * TCP_SLOW_INTERVAL);
@@ -237,7 +239,7 @@ int main(void)
     /* ---- a SYN sent long after bind(): its RTO counts from the send ----
        A bound pcb waits on the bound list, which tcp_slowtmr does not walk;
        counting the ticks since its allocation as "passed by" would put
-       them on rtime and send the SYN again early (review of patch 0017). */
+       them on rtime and send the SYN again early. */
     struct tcp_pcb *s = T.a.L.tcp_new_ip_type(IPADDR_TYPE_V4);
     ip_addr_t any4, dst4;
     IP_ADDR4(&any4, 0, 0, 0, 0);

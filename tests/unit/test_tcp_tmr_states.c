@@ -3,7 +3,16 @@
  * calls that change a pcb's timers from outside tcp_slowtmr, fall due at
  * lwIP's tick while patch 0017 parks pcbs (tcp_slowtmr passes a parked pcb
  * by until the first tick at which one of its timeouts can fall due).
- *
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tmr_bed.h"
+
+#include "tap.h"
+
+/*
  * Each scenario runs twice, on two beds (tmr_bed.h): Q, this build's lwIP,
  * and R, a copy of it built with LSTACK_TCP_TMR_REFERENCE, where patch 0017
  * parks no pcb and calls the poll's tcp_output at every visit: tcp_slowtmr
@@ -31,19 +40,12 @@
  *  - keepalive: probe n at tcp_ticks - tmr > (keep_idle + n x keep_intvl) /
  *    50 ms, abort with a RST past keep_idle + keep_cnt x keep_intvl;
  *  - tcp_poll: the callback at every pollinterval-th visit (polltmr).
- * Found by this test and fixed in patch 0017 (checks 43-44 and 46 fail
- * without): tcp_poll on a parked pcb did not wake it (no poll callback
- * until something else did), and a pcb woken from a callback of the walk
- * itself missed the current tick's count when the walk had yet to reach
- * it (its retransmissions a tick late).
+ * Checks 43-44 and 46 guard two faults parking can make: tcp_poll on a
+ * parked pcb must wake it (else no poll callback until something else
+ * does), and a pcb woken from a callback of the walk itself must get the
+ * current tick's count when the walk has yet to reach it (else its
+ * retransmissions come a tick late).
  */
-#include <dlfcn.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "tmr_bed.h"
-
-#include "tap.h"
 
 #ifndef TMR_REF_LIB
 #error "TMR_REF_LIB: the path of the reference lwIP build (tests/unit/meson.build)"

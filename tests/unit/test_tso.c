@@ -16,6 +16,7 @@
 
 #include "conf/conf.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_conf.h"

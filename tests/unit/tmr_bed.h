@@ -11,9 +11,7 @@
  * peer's FIN comes if close_on_fin is set. tmr_bed_on_err records the tick
  * of a pcb's removal.
  *
- * Rejected: lstack's stacks on the memory port (pair_bed.h): their poll
- * loop runs the timers from the TSC, and these tests need each tick at a
- * time the test chooses.
+ * Design: docs/design.md#timer-tests-drive-lwips-ticks-themselves
  */
 #ifndef LSTACK_TEST_TMR_BED_H
 #define LSTACK_TEST_TMR_BED_H

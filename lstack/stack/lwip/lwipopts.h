@@ -6,7 +6,11 @@
  * tcpip thread, no netconn or socket API (lstack's own sock layer is the
  * socket API), one netif per copy (each stack loads a private copy of the
  * library, lwip_load.c). Every choice below says why.
- *
+ */
+#ifndef LSTACK_LWIPOPTS_H
+#define LSTACK_LWIPOPTS_H
+
+/*
  * Per-stack values. lwIP reads its window and buffer sizes from macros; in
  * the library (LSTACK_LWIP_CORE) those macros name variables of the copy,
  * set by lstack_lwip_configure (lwip_port.h) from lstack.conf before
@@ -16,8 +20,6 @@
  * outside the library must not use them (it gets an undeclared identifier
  * that says so): the sock layer reads the stack's own copy of the values.
  */
-#ifndef LSTACK_LWIPOPTS_H
-#define LSTACK_LWIPOPTS_H
 
 /* glibc's <netinet/tcp.h> defines TCP_MSS (a socket option, 512) as well;
  * include it first and let lwIP's meaning win, so one file may include both
@@ -79,7 +81,7 @@ void lstack_lwip_free(void *p);
  * ipfrag_high_thresh, 4 MiB, evicts too); a datagram incomplete after
  * IP_REASS_MAXAGE s is freed (ip_reass_tmr runs each second; Linux's
  * ipfrag_time is 30 s). Overlapping and duplicate fragments are dropped,
- * as is a datagram past 65535 bytes. docs/architecture.md "Fragments". */
+ * as is a datagram past 65535 bytes. docs/reliability.md#ip-fragments. */
 #define IP_REASSEMBLY 1
 #define IP_FRAG 1
 #define IP_REASS_MAXAGE 15
@@ -137,7 +139,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define TCP_OVERSIZE 1460          /* how far a copy-in allocation may be oversized */
 #define LWIP_NETIF_TX_SINGLE_PBUF 1 /* a segment is one contiguous buffer */
 #define TCP_MSL 30000UL            /* TIME_WAIT lasts 2 x MSL = 60 s, as Linux */
-/* Retransmission timers (patch 0009, docs/reliability.md "Loss recovery"):
+/* Retransmission timers (patch 0009, docs/reliability.md#loss-recovery):
  * lwIP counts RTT and RTO in ticks of its slow timer (2 x TCP_TMR_INTERVAL).
  * lwIP's 250 ms timer made that 500 ms ticks, an RTO of 1-3 s on a LAN and
  * delayed ACKs of up to 250 ms; a 25 ms timer gives 50 ms ticks and delayed
@@ -160,7 +162,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 /* The threshold starts at 1: a segment with one SACKed segment above it
  * (sent after it) is lost, as Linux's RACK with its reordering window at
  * zero while a connection has shown no reordering; the first D-SACK undo
- * raises it to 2, then 4... (issue 10: with 3, a hole in a 4-5 segment
+ * raises it to 2, then 4... (with 3, a hole in a 4-5 segment
  * window waited for the tail loss probe or the RTO; docs/reliability.md,
  * "The corrupt profile on a quieter machine"). */
 #ifndef LSTACK_TCP_DUPTHRESH
@@ -224,9 +226,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
 #define LWIP_DISABLE_TCP_SANITY_CHECKS 1 /* they compare per-stack values */
 /* One output (so one ACK) per connection per receive burst of more than
  * one frame: patch 0018 and port/tcp_rx_burst.c. */
-#ifndef LSTACK_TCP_OUTPUT_BURST
 #define LSTACK_TCP_OUTPUT_BURST 1
-#endif
 /* Segments of many MSS where the stack's port cuts them (TSO): patch 0008
  * and port/tcp_tso.c; off at run time unless lstack_lwip_conf.tso_max is
  * set (the port offers TSO and checksum offload). */

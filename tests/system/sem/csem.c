@@ -6,14 +6,6 @@
  * LSTACK_TEST_TARGET=kernel it runs on the kernel instead, which is how each
  * check is validated against Linux.
  *
- *   SELF    this side's address (the stack's host_addr)
- *   PEER    the client namespace's address; csem_peer echoes on PEER:PORT
- *   CLOSED  a port nothing listens on at PEER (refused)
- *   NOARP   an address of the subnet nobody answers ARP for (unreachable)
- *   FAR     an address beyond the gateway whose SYNs are dropped (timeouts)
- *   COLD    another address of the peer (csem_peer answers there too) that
- *           only mode "cold" uses: its ARP entry is not resolved yet
- *
  * MODES: "all" (every mode but "exhaust"), or a comma-separated list.
  * Prints "ok - client MODE" / "not ok - client MODE: why", "# " details.
  * The ephemeral range is read from /proc/sys/net/ipv4/ip_local_port_range
@@ -38,6 +30,16 @@
 #include <unistd.h>
 
 #include "sem.h"
+
+/*
+ *   SELF    this side's address (the stack's host_addr)
+ *   PEER    the client namespace's address; csem_peer echoes on PEER:PORT
+ *   CLOSED  a port nothing listens on at PEER (refused)
+ *   NOARP   an address of the subnet nobody answers ARP for (unreachable)
+ *   FAR     an address beyond the gateway whose SYNs are dropped (timeouts)
+ *   COLD    another address of the peer (csem_peer answers there too) that
+ *           only mode "cold" uses: its ARP entry is not resolved yet
+ */
 
 static struct sockaddr_in self_sa, echo_sa, closed_sa, noarp_sa, far_sa, cold_sa;
 static int port_lo, port_hi;

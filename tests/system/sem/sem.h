@@ -92,7 +92,7 @@ void set_timeouts(int fd, int ms);
 void close_rst(int fd);
 
 /* --- modes in their own files ------------------------------------------ */
-/* sem_iov.c: vectored calls with up to IOV_MAX entries (issue 10) */
+/* sem_iov.c: vectored calls with up to IOV_MAX entries */
 int sem_srv_iovmax(int L, int *pc, int port);
 int sem_cli_iovmax(int *pc, const char *host, int port);
 int sem_srv_iovpartial(int L, int *pc, int port);

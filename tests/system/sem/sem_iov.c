@@ -1,5 +1,5 @@
 /*
- * sem_iov.c - the vectored-call modes (issue 10): readv / writev / recvmsg /
+ * sem_iov.c - the vectored-call modes: readv / writev / recvmsg /
  * sendmsg with up to IOV_MAX (1024) entries, Linux's errno past it, and a
  * non-blocking writev that fills the send buffer part-way through its
  * entries. The server half runs on the stack, the client half on the kernel.

@@ -9,8 +9,7 @@
  * IP_REASS_MAX_PBUFS pbufs wait (a fragment past that evicts the oldest
  * other datagram, or is dropped), and a datagram still incomplete after
  * IP_REASS_MAXAGE seconds is freed.
- * Rejected: LWIP_STATS (global counters for every protocol, bumped on every
- * packet, for the five numbers wanted here).
+ * Design: docs/design.md#reassembly-counters-without-lwip_stats
  * The stack's thread only (like all of the copy).
  */
 #include "lwip/ip4_frag.h"

@@ -103,7 +103,7 @@ struct tcp_seg;
  * without TSO) is tested inline, and the functions (tcp_tso.c, *_tso) are
  * called only with TSO on. Without TSO every hook gives lwIP's own value
  * or does nothing; four calls a request less in scenario 1 (~30
- * instructions, docs/performance.md, issue 9's fifth pass). */
+ * instructions under callgrind). */
 extern u32_t lstack_tcp_tso_max;
 /* The largest segment tcp_write builds for pcb: with TSO the most whole
  * MSS that fit one TSO frame, else the MSS. */

@@ -2,6 +2,20 @@
  * lwip_mem.c - the memory of one lwIP copy: lwIP's heap (mem_malloc) and,
  * with MEMP_MEM_MALLOC, its pools, served from one arena in size classes.
  *
+ * Which thread: the stack's owner only (lwIP's SYS_LIGHTWEIGHT_PROT is 0).
+ * Design: docs/design.md#lwip-allocates-from-a-per-stack-arena
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common/sanitizer.h"
+#include "lwip/arch.h"
+
+#include "port/lwip_port.h"
+#include "port/lwip_port_priv.h"
+
+/*
  * The arena is one reservation of address space (mmap, MAP_NORESERVE) of
  * the size lstack_lwip_configure gives (from tcp_conn_count and the buffer
  * keys, lstack/stack/stack.c): pages are only used when a block is first
@@ -15,12 +29,6 @@
  * size); classes step by about 1.5x from 64 B to 128 KiB (lwIP's largest
  * request is a 64 KiB pbuf plus headers).
  *
- * Rejected: lwIP's own heap (mem.c, MEM_SIZE fixed at compile time, a
- * first-fit walk per allocation), lwIP's static pools (MEMP_NUM_* fixed at
- * compile time, and memp_init would touch every element of every copy),
- * libc malloc (a lock and a search per segment, and no limit per stack).
- * Which thread: the stack's owner only (lwIP's SYS_LIGHTWEIGHT_PROT is 0).
- *
  * Under the sanitizers (common/sanitizer.h): a free block, and the part of
  * a live block past the size asked for, are poisoned (ASan reports lwIP's
  * use after free and overflow inside the arena as for heap memory), and
@@ -29,15 +37,6 @@
  * frames lwIP keeps; the whole reservation would cost a scan of untouched
  * pages at every leak check).
  */
-#include <errno.h>
-#include <string.h>
-#include <sys/mman.h>
-
-#include "common/sanitizer.h"
-#include "lwip/arch.h"
-
-#include "port/lwip_port.h"
-#include "port/lwip_port_priv.h"
 
 #define HDR 16u
 #define DEFAULT_LIMIT (64u << 20) /* if a copy is used before it is configured */

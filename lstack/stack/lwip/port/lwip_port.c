@@ -6,8 +6,7 @@
  * loaded copy, so each stack has its own. lstack_lwip_configure is the one
  * entry the stack calls before lwip_init (lwip_port.h).
  *
- * Rejected: reading lstack.conf from here (the library stays a plain lwIP
- * with values pushed in; the parser lives in lstack/conf/).
+ * Design: docs/design.md#lwips-values-are-pushed-in-not-read-from-lstackconf
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -2,16 +2,6 @@
  * pcb_hash.c - lwIP's TCP demultiplexing by a hash of the 4-tuple (patch
  * 0001 calls in here; see lwip_hooks.h).
  *
- * Open addressing with linear probing over a power-of-two table of
- * {hash, pcb}; a slot's hash is compared before the PCB is touched, so a
- * lookup reads one cache line of the table and the one PCB it returns.
- * Deletion shifts the following entries back (no tombstones), so a lookup
- * stops at the first empty slot. The table holds the PCBs of the active and
- * TIME_WAIT lists, is sized for twice tcp_conn_count at start and doubles
- * when more than half full (a new connection then pays one rehash; a
- * segment never does). The hash is seeded per copy from getrandom, so a
- * peer cannot choose 4-tuples that collide.
- *
  * The table is mmap'd, not taken from the lwIP arena: it is one large
  * block that changes size, and no segment allocates it.
  * Which thread: the stack's owner only.
@@ -26,6 +16,18 @@
 #include "port/lwip_hooks.h"
 #include "port/lwip_port.h"
 #include "port/lwip_port_priv.h"
+
+/*
+ * Open addressing with linear probing over a power-of-two table of
+ * {hash, pcb}; a slot's hash is compared before the PCB is touched, so a
+ * lookup reads one cache line of the table and the one PCB it returns.
+ * Deletion shifts the following entries back (no tombstones), so a lookup
+ * stops at the first empty slot. The table holds the PCBs of the active and
+ * TIME_WAIT lists, is sized for twice tcp_conn_count at start and doubles
+ * when more than half full (a new connection then pays one rehash; a
+ * segment never does). The hash is seeded per copy from getrandom, so a
+ * peer cannot choose 4-tuples that collide.
+ */
 
 struct slot {
     uint32_t h;               /* the key's hash; 0 never stored (empty marker is pcb == NULL) */

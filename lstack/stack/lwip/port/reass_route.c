@@ -1,23 +1,10 @@
 /*
  * reass_route.c - where a TCP datagram this lwIP copy reassembled goes
- * when the process runs several stacks (issue 12).
+ * when the process runs several stacks: to the stack that owns its
+ * 4-tuple (lwIP calls lstack_ip4_reassembled, patch 0015).
  *
- * An RSS NIC, and the kernel's flow dissector behind af_packet and tap,
- * hash an IPv4 fragment on its addresses only (a non-first fragment
- * carries no ports), so the fragments of a TCP segment reach the queue of
- * that hash, which need not be the queue of the segment's connection. The
- * stack that received them reassembles the datagram; lwIP then calls
- * lstack_ip4_reassembled (patch 0015, LSTACK_HOOK_IP4_REASSEMBLED) before
- * its TCP input. If this copy has the connection, or the stack set no
- * route (a stack alone), lwIP goes on as before; otherwise the route (the
- * stack's, stack/stack_peers.c) gives the datagram to the stack that owns
- * the 4-tuple, and this copy frees its own.
- * Rejected: handing over the fragments before reassembly (only the first
- * has the ports, and the rest may come first); a hook in tcp_input where
- * no PCB is found (it would also see every stray segment and every SYN to
- * a listener: the lookup is made here for reassembled TCP only, which is
- * rare).
  * The stack's thread only (like all of the copy).
+ * Design: docs/design.md#reassembled-tcp-is-routed-to-its-stack-after-reassembly
  */
 #include "lwip/opt.h"
 #include "lwip/ip4.h"
@@ -28,6 +15,19 @@
 
 #include "port/lwip_hooks.h"
 #include "port/lwip_port.h"
+
+/*
+ * An RSS NIC, and the kernel's flow dissector behind af_packet and tap,
+ * hash an IPv4 fragment on its addresses only (a non-first fragment
+ * carries no ports), so the fragments of a TCP segment reach the queue of
+ * that hash, which need not be the queue of the segment's connection. The
+ * stack that received them reassembles the datagram; lwIP then calls
+ * lstack_ip4_reassembled (patch 0015, LSTACK_HOOK_IP4_REASSEMBLED) before
+ * its TCP input. If this copy has the connection, or the stack set no
+ * route (a stack alone), lwIP goes on; otherwise the route (the
+ * stack's, stack/stack_peers.c) gives the datagram to the stack that owns
+ * the 4-tuple, and this copy frees its own.
+ */
 
 static lstack_reass_route_fn route;
 static void *route_ctx;

@@ -2,26 +2,12 @@
  * syn_cookie.c - SYN cookies (RFC 4987 section 3.6), as Linux's
  * tcp_syncookies = 1 uses them: only when a listener's SYN queue is full.
  *
- * The SYN-ACK's sequence number carries what the connection needs later,
- * so a SYN costs no memory: bits 31-27 the period (sys_now >> 16, 65.5 s,
- * modulo 32), bits 26-25 an index into the MSS table (the largest entry at
- * most the peer's MSS, Linux's table), bits 24-0 a keyed hash (SipHash
- * under the copy's secret, tcp_isn.c) of the 4-tuple, the client's ISN,
- * the period and the index. The ACK that completes the handshake
- * acknowledges cookie + 1; a cookie of the current or the previous period
- * whose hash matches opens the connection (lstack_cookie_open): a forged
- * ACK passes with probability 2^-25.
- *
  * What a cookie connection lacks (as on Linux without timestamps): window
  * scaling (both windows stay below 64 KiB) and SACK; the data of the ACK
  * itself, if any, is dropped (the client sends it again).
  *
- * Rejected: encoding window scale in the cookie (the SYN-ACK cannot offer
- * it without knowing whether the peer's ACK will come back; Linux needs
- * timestamps for that, lwIP has none); patching tcp_listen_input to make
- * the pcb (its set-up is a dozen field writes, done here for the
- * ESTABLISHED state directly).
  * Which thread: the stack's owner only.
+ * Design: docs/design.md#syn-cookies-without-window-scale
  */
 #include "port/syn_cookie.h"
 
@@ -34,6 +20,18 @@
 #include "lwip/priv/tcp_priv.h"
 
 #include "port/lwip_port_priv.h"
+
+/*
+ * The SYN-ACK's sequence number carries what the connection needs later,
+ * so a SYN costs no memory: bits 31-27 the period (sys_now >> 16, 65.5 s,
+ * modulo 32), bits 26-25 an index into the MSS table (the largest entry at
+ * most the peer's MSS, Linux's table), bits 24-0 a keyed hash (SipHash
+ * under the copy's secret, tcp_isn.c) of the 4-tuple, the client's ISN,
+ * the period and the index. The ACK that completes the handshake
+ * acknowledges cookie + 1; a cookie of the current or the previous period
+ * whose hash matches opens the connection (lstack_cookie_open): a forged
+ * ACK passes with probability 2^-25.
+ */
 
 static const u16_t mss_table[4] = {536, 1300, 1440, 1460};
 

@@ -2,6 +2,16 @@
  * tcp_input_direct.c - a received unicast TCP segment handed to lwIP's
  * tcp_input without going through ip4_input.
  *
+ * Which thread: the stack's owner, under its lock (like all of the copy).
+ * Design: docs/design.md#tcp-segments-go-straight-to-tcp_input
+ */
+#include "lwip/ip.h"
+#include "lwip/priv/tcp_priv.h"
+#include "lwip/prot/ip4.h"
+
+#include "lwip_port.h"
+
+/*
  * The stack's frame filter (lstack/filter/frame_filter.c) has already
  * checked, for every frame it passes, what ip4_input would check of a
  * unicast TCP segment: the IPv4 version, header length and total length,
@@ -10,21 +20,9 @@
  * a fragment and is addressed to the netif's own address, ip4_input has
  * nothing left to do but set lwIP's "current packet" globals (ip_data),
  * step past the IPv4 header and call tcp_input: about 120 instructions a
- * segment for tests already made (docs/performance.md, issue 9's fifth
- * pass). Everything else (fragments, ICMP, broadcast, another address of
+ * segment for tests already made (callgrind). Everything else (fragments, ICMP, broadcast, another address of
  * ours) still takes ip4_input (lstack/stack/netif.c decides).
- *
- * Rejected: a hook in ip4_input (LWIP_HOOK_IP4_INPUT runs after its first
- * check and cannot skip the rest without a patch); a patch to ip4_input
- * (lwIP's own path stays whole for what needs it, and no patch is needed:
- * ip_data and tcp_input are lwIP's public interface to its IP layer).
- * Which thread: the stack's owner, under its lock (like all of the copy).
  */
-#include "lwip/ip.h"
-#include "lwip/priv/tcp_priv.h"
-#include "lwip/prot/ip4.h"
-
-#include "lwip_port.h"
 
 void lstack_lwip_tcp_input(struct pbuf *p, struct netif *inp, const void *iphdr)
 {

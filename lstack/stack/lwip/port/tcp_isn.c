@@ -4,18 +4,6 @@
  * (SipHash-2-4 under a 128-bit key from getrandom), through lwIP's
  * LWIP_HOOK_TCP_ISN. The keyed hash also signs SYN cookies (syn_cookie.c).
  *
- * Why: lwIP's own tcp_next_iss adds its tick count to a static counter, so
- * a peer can predict the next connection's sequence numbers (blind
- * injection), and a new connection on a 4-tuple still in TIME_WAIT does not
- * start above the old one's sequence space (RFC 6191 reuse needs that).
- *
- * TIME_WAIT reuse (patch 0003): when a SYN ends a TIME_WAIT connection,
- * the new connection on that 4-tuple starts at the old one's snd_nxt +
- * 65537, as Linux does, whatever the clock says: the peer may still hold
- * old segments, and a clock-based ISN is only past the old sequence space
- * if the old connection sent less than the clock advanced. The note is
- * used by the next ISN asked for (the same tcp_input call, if the listener
- * takes the SYN) and dropped by any other.
  * Which thread: the stack's owner only.
  */
 #include <stdint.h>
@@ -28,6 +16,21 @@
 
 #include "port/lwip_hooks.h"
 #include "port/lwip_port_priv.h"
+
+/*
+ * Why: lwIP's own tcp_next_iss adds its tick count to a static counter, so
+ * a peer can predict the next connection's sequence numbers (blind
+ * injection), and a new connection on a 4-tuple still in TIME_WAIT does not
+ * start above the old one's sequence space (RFC 6191 reuse needs that).
+ *
+ * TIME_WAIT reuse (patch 0003): when a SYN ends a TIME_WAIT connection,
+ * the new connection on that 4-tuple starts at the old one's snd_nxt +
+ * 65537, as Linux does, whatever the clock says: the peer may still hold
+ * old segments, and a clock-based ISN is only past the old sequence space
+ * if the old connection sent less than the clock advanced. The note is
+ * used by the next ISN asked for (the same tcp_input call, if the listener
+ * takes the SYN) and dropped by any other.
+ */
 
 static uint64_t key[2];
 static int keyed;

@@ -8,6 +8,20 @@
  * tcp_output tcp_input left for the burst's end, the cap on how much of a
  * burst's data one ACK covers, and its counters.
  *
+ * Every global here exists once per lwIP copy; the stack's thread only.
+ * Design: docs/design.md#one-ack-per-receive-burst
+ */
+#include <stdint.h>
+
+#include "lwip/opt.h"
+
+#include "lwip/priv/tcp_priv.h"
+#include "lwip/tcp.h"
+
+#include "port/lwip_hooks.h"
+#include "port/lwip_port.h"
+
+/*
  * Why: lwIP acknowledges every second full segment at once (tcp_ack sets
  * TF_ACK_NOW) and tcp_input runs tcp_output after each segment. A 64 KiB
  * request arriving as 45 MSS frames then costs ~22 pure ACK frames, and
@@ -18,10 +32,10 @@
  * ACK, of the segments of a NAPI poll. ACKs that arrive in one burst
  * likewise let tcp_output walk the send queue once.
  *
- * What is not deferred (tcp_output at once, as before):
+ * What is not deferred (tcp_output at once, as lwIP does):
  *   - anything outside a burst: bursts of one frame (the stack does not
  *     open a burst for them: small request/response exchanges are exactly
- *     as before), the application's calls (window updates of tcp_recved,
+ *     as lwIP alone makes them), the application's calls (window updates of tcp_recved,
  *     writes), lwIP's timers (the delayed ACK of tcp_fasttmr);
  *   - a connection not in ESTABLISHED (handshake, closing);
  *   - a connection holding out-of-order data;
@@ -55,19 +69,14 @@
  * stretch ACK longer than it meets from its own kind, and its ACK clock
  * and window advance in steps no coarser. RFC 5681 4.2 (and RFC 1122
  * 4.2.3.2) ask for an ACK every second full segment; like GRO this defers
- * past that within one burst, bounded. Rejected: a bound relative to the
- * window (TCP_WND / 4 is the same 64 KiB by default; a small configured
- * window is filled by one burst anyway, and all of a burst's ACKs leave
- * within the same poll round, so more of them would not reach the sender
- * sooner); counting segments (a burst of small segments is cheap to
- * acknowledge once; bytes are what the sender waits on).
+ * past that within one burst, bounded.
  * What is counted: the connection's data from its first segment in the
  * burst (rcv_nxt before it, noted by lwIP's per-segment hook, lwip_hooks.h:
  * the run of consecutive segments of one connection, the common shape of
  * a burst), or from the ACK the cap or an out-of-order segment sent. A
  * segment received before the burst and not acknowledged yet (lwIP's
- * delayed ACK) is not counted, as GRO does not count it. When a connection's segments are
- * interleaved with another's, the count starts at the run in which it
+ * delayed ACK) is not counted, as GRO does not count it. When a
+ * connection's segments are interleaved with another's, the count starts at the run in which it
  * first owed output: at most the one segment lwIP delayed its ACK for
  * is left out. The ACK goes after the segment that reaches 64 KiB, so it
  * covers less than 64 KiB plus one segment of the burst.
@@ -76,29 +85,7 @@
  * list (lstack_pcb_hash_del, pcb_hash.c), which every free of an
  * ESTABLISHED pcb goes through (a RST in the same burst, tcp_abort). Its
  * input that did so has already sent what it owed.
- *
- * Rejected: a flag bit in pcb->flags against duplicates (the free bits are
- * taken by other patches; the list is at most a burst long and searched
- * from its end, where consecutive segments of one connection find
- * themselves); walking the active list at the burst's end (O(connections)
- * per burst); deferring in a burst of one frame (nothing to merge: the
- * list's bookkeeping would be pure cost on every small request); for the
- * cap, entering every connection in the list at its first segment, so
- * that interleaved runs count exactly (a search per segment of every
- * connection, O(connections^2) for a burst of small requests, to save at
- * most one segment of slack; the run the hook notes costs a comparison).
- *
- * Every global here exists once per lwIP copy; the stack's thread only.
  */
-#include <stdint.h>
-
-#include "lwip/opt.h"
-
-#include "lwip/priv/tcp_priv.h"
-#include "lwip/tcp.h"
-
-#include "port/lwip_hooks.h"
-#include "port/lwip_port.h"
 
 /* More connections than a burst has frames cannot owe output in it. */
 #define OWED_MAX 256

@@ -1,6 +1,23 @@
 /*
  * tcp_syn.c - what a segment to a listener gets, decided before lwIP's
  * tcp_listen_input sees it (LWIP_HOOK_TCP_INPACKET_PCB, lwip_hooks.h).
+ * Which thread: the stack's owner only.
+ * Design: docs/design.md#a-full-accept-queue-is-checked-at-syn
+ */
+#include <stdint.h>
+
+#include "lwip/opt.h"
+#include "lwip/ip.h"
+#include "lwip/tcp.h"
+#include "lwip/prot/tcp.h"
+#include "lwip/priv/tcp_priv.h"
+
+#include "port/lwip_hooks.h"
+#include "port/lwip_port.h"
+#include "port/lwip_port_priv.h"
+#include "port/syn_cookie.h"
+
+/*
  * A SYN gets:
  *   - a RST (RST|ACK, ack = its sequence number + 1, as a closed port's)
  *     when the stack has no room for another socket (tcp_conn_count
@@ -31,26 +48,7 @@
  * handshake completes, before the accept callback, or when the pcb dies).
  * The room comes from the stack through lstack_lwip_conf.sock_room (the
  * library cannot call lstack by symbol: it is dlopen'd RTLD_LOCAL).
- *
- * Rejected: checking the room in lstack's accept callback only (the
- * handshake has completed by then: the client sees its connect succeed and
- * then a reset); dropping SYNs when the queue is full (no new client gets
- * in during a flood, nor for the 20 s after it that lwIP keeps half-open
- * connections).
- * Which thread: the stack's owner only.
  */
-#include <stdint.h>
-
-#include "lwip/opt.h"
-#include "lwip/ip.h"
-#include "lwip/tcp.h"
-#include "lwip/prot/tcp.h"
-#include "lwip/priv/tcp_priv.h"
-
-#include "port/lwip_hooks.h"
-#include "port/lwip_port.h"
-#include "port/lwip_port_priv.h"
-#include "port/syn_cookie.h"
 
 static struct {
     uint32_t (*room)(void *ctx);

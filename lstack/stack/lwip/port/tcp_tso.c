@@ -8,26 +8,8 @@
  * of a large segment, and telling ip4 and the netif that a frame is a TSO
  * frame (lstack_tso_segsz, lstack_lwip_tso_segsz).
  *
- * What stays lwIP's: the MSS announced and used (pcb->mss, from the MTU),
- * the congestion window and its growth per ACK (bytes, at most 2 MSS per
- * ACK in slow start), RTO and its backoff, the send buffer and queue
- * accounting. A segment is one pbuf (LWIP_NETIF_TX_SINGLE_PBUF), so its
- * front can be trimmed in place.
- *
- * Cutting a segment (tcp_split_unsent_seg) copies the part after the cut;
- * so a segment that does not fit the window waits while data is in flight
- * (its ACKs will open the window), unless the window takes at least half of
- * it, much as Linux defers a TSO frame (tcp_tso_should_defer). With nothing
- * in flight it is cut at once: nothing else would make the window grow.
- *
- * Rejected: keeping lwIP's segments at one MSS and merging consecutive ones
- * into one frame in the netif (no lwIP patch, but every per-segment cost of
- * lwIP stays: a segment, header, IP and ARP pass and an ACK walk per MSS);
- * a reference-counted split without the copy (a second pbuf kind for a
- * rare path); resending a whole large segment on fast retransmit (up to
- * 44 MSS resent for one lost frame).
- *
  * Every global here exists once per lwIP copy; one thread per copy.
+ * Design: docs/design.md#tso-large-lwip-segments-split-on-retransmit
  */
 #include <stdint.h>
 #include <string.h>
@@ -41,6 +23,20 @@
 #include "port/lwip_hooks.h"
 #include "port/lwip_port.h"
 #include "port/lwip_port_priv.h"
+
+/*
+ * What stays lwIP's: the MSS announced and used (pcb->mss, from the MTU),
+ * the congestion window and its growth per ACK (bytes, at most 2 MSS per
+ * ACK in slow start), RTO and its backoff, the send buffer and queue
+ * accounting. A segment is one pbuf (LWIP_NETIF_TX_SINGLE_PBUF), so its
+ * front can be trimmed in place.
+ *
+ * Cutting a segment (tcp_split_unsent_seg) copies the part after the cut;
+ * so a segment that does not fit the window waits while data is in flight
+ * (its ACKs will open the window), unless the window takes at least half of
+ * it, much as Linux defers a TSO frame (tcp_tso_should_defer). With nothing
+ * in flight it is cut at once: nothing else would make the window grow.
+ */
 
 uint32_t lstack_tcp_tso_max;
 uint32_t lstack_tcp_tso_mss;
