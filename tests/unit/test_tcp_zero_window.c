@@ -36,7 +36,7 @@
  *   5. B goes on probing the window while it stays shut, without data;
  *   6. the peer reads what it holds and reopens its window: B's waiting data
  *      and the rest of its 600 KB arrive whole and in order.
- * No DPDK, no root. TAP output. About 2 s.
+ * No DPDK, no root. TAP output. About 5 s.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,6 +51,7 @@
 
 #include "conf/conf.h"
 #include "nic/nic.h"
+#include "mem_nic.h"
 #include "sock/lsock.h"
 #include "stack/stack.h"
 #include "pair_bed.h"
