@@ -148,7 +148,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * Cost: tcp_slowtmr runs 20 times a second instead of twice (it visits
  * only the pcbs that can have something due: LSTACK_TCP_TMR_QUIET below).
  * Every other lwIP timeout is in milliseconds and scales with the tick
- * (the zero-window probes' backoff: LSTACK_TCP_WINDOW_PROBE below). */
+ * (the zero-window probes' backoff: LSTACK_TCP_PERSIST_MAX_MS below). */
 #define TCP_TMR_INTERVAL 25
 #define LSTACK_TCP_RTO_MIN_MS 200
 #define LSTACK_TCP_RTO_INIT_MS 1000
@@ -202,7 +202,6 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * closed, the wait doubled after each, at most 120 s (Linux's
  * tcp_probe0_when, TCP_RTO_MAX); given up after 15 probes in a row without
  * an answer (Linux's tcp_retries2). */
-#define LSTACK_TCP_WINDOW_PROBE 1
 #define LSTACK_TCP_PERSIST_MAX_MS 120000u
 #define LSTACK_TCP_PERSIST_MAX_PROBES 15
 /* tcp_slowtmr passes by the pcbs that have nothing due before a tick it
