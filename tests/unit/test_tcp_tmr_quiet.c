@@ -151,6 +151,8 @@ int main(void)
     }
     for (ticks = 0; T.err_tick < 0 && ticks < at + 10; ticks++) {
         tmr_bed_tick(&T.a, a);
+        /* a is freed once the connection is given up (err_tick set) */
+        shape_bad |= T.err_tick < 0 && a->snd_nxt != nxt0;
         for (int i = 0; i < T.qn; i++) {
             unsigned len, fl;
             tmr_bed_seg(&T.q[i], &len, &fl);
@@ -158,15 +160,13 @@ int main(void)
             const uint8_t *th = T.q[i].b + ihl;
             u32_t seq = ((u32_t)th[4] << 24) | ((u32_t)th[5] << 16) | ((u32_t)th[6] << 8) | th[7];
             if (getenv("TMRQ_DEBUG"))
-                fprintf(stderr, "tick %u: A sends %u bytes at %+d, wnd %u\n", *T.a.ticks - p0, len,
-                        (int)(seq - una0), (unsigned)a->snd_wnd);
+                fprintf(stderr, "tick %u: A sends %u bytes at %+d\n", *T.a.ticks - p0, len, (int)(seq - una0));
             if (nz < LSTACK_TCP_PERSIST_MAX_PROBES)
                 zwp[nz++] = (int)(*T.a.ticks - p0);
             shape_bad |= len != 0 || seq != una0 - 1 || (fl & (TCP_SYN | TCP_FIN | TCP_RST)) != 0;
         }
         T.qn = 0; /* the probes are lost */
     }
-    shape_bad |= a->snd_nxt != nxt0 && T.err_tick < 0;
     int at_want = nz == LSTACK_TCP_PERSIST_MAX_PROBES;
     for (int k = 0; k < nz && at_want; k++)
         at_want = zwp[k] == zwant[k];
