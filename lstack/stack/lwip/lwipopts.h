@@ -201,7 +201,9 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * unacceptable to the peer). The first probe one RTO after the window
  * closed, the wait doubled after each, at most 120 s (Linux's
  * tcp_probe0_when, TCP_RTO_MAX); given up after 15 probes in a row without
- * an answer (Linux's tcp_retries2). */
+ * an answer (Linux's tcp_retries2). A pure ACK's sequence number stays
+ * inside the peer's window even when data sent earlier is past it
+ * (patch 0020, Linux's tcp_acceptable_seq). */
 #define LSTACK_TCP_PERSIST_MAX_MS 120000u
 #define LSTACK_TCP_PERSIST_MAX_PROBES 15
 /* tcp_slowtmr passes by the pcbs that have nothing due before a tick it
