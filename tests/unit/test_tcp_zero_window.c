@@ -3,7 +3,7 @@
  * zero while our send buffer is full, and the peer's data (and its
  * retransmissions) goes on arriving. Every segment the peer sends must be
  * acknowledged in a way the peer accepts, the zero-window probes included
- * (lwIP patch 0019).
+ * (lwIP patches 0019, 0020).
  *
  * Stack B (198.18.0.1) of the pair bed under test, against a raw peer posing
  * as A from ports A never uses (raw_tcp.h; B's frames to those ports are
@@ -36,6 +36,11 @@
  *   5. B goes on probing the window while it stays shut, without data;
  *   6. the peer reads what it holds and reopens its window: B's waiting data
  *      and the rest of its 600 KB arrive whole and in order.
+ * Then once more with the window shrunk (run_shrunk): the peer reads 4 KiB,
+ * drops the segment B sends into that window (no receive memory, Linux's
+ * sk_drops) and shuts its window, so B's snd_nxt is past the edge while the
+ * peer's 200 KB arrive: every byte must be acknowledged in pure ACKs the
+ * peer takes (sequence number inside the window: lwIP patch 0020).
  * No DPDK, no root. TAP output. About 5 s.
  */
 #include <arpa/inet.h>
@@ -134,7 +139,10 @@ struct peer {
     double rto_ms, rto_at;
     unsigned rexmits;
     /* what B did */
+    bool drop_data;       /* drop B's next data segment for want of memory, and shrink the window to zero */
+    bool shrunk;          /* the window was shrunk: the edge may move left */
     unsigned past_window; /* B's segments starting or ending past the peer's window (dropped) */
+    unsigned acks_past;   /* of those, pure ACKs (no data, no FIN) */
     unsigned old_seq;     /* B's segments ending before rcv_wup (dropped, answered) */
     unsigned probes, probes_data; /* zero-window probes of B; those carrying data */
     double probe_at[16];
@@ -151,7 +159,7 @@ static uint16_t peer_announce(struct peer *p)
     uint32_t unit = 1u << PEER_WS, free = p->unread < PEER_BUF ? PEER_BUF - p->unread : 0;
     uint32_t cur = seq_gt(p->edge, p->rcv_nxt) ? p->edge - p->rcv_nxt : 0;
     uint32_t win = free & ~(unit - 1);
-    if (win < cur)
+    if (win < cur && !p->shrunk)
         win = (cur + unit - 1) & ~(unit - 1);
     p->edge = p->rcv_nxt + win;
     p->rcv_wup = p->rcv_nxt;
@@ -208,6 +216,15 @@ static void peer_take(struct peer *p, const struct raw_seg *g, double now)
     }
     if (seq_gt(end, p->edge) && (seq_gt(seq, p->edge) || p->unread > 0)) {
         p->past_window++;
+        p->acks_past += g->len == 0 && !(g->flags & TH_FIN);
+        p->ack_owed = true;
+        return;
+    }
+    if (p->drop_data && g->len > 0 && seq == p->rcv_nxt) {
+        /* no memory for it (Linux's sk_drops): dropped, the window shut */
+        p->drop_data = false;
+        p->shrunk = true;
+        p->unread = PEER_BUF;
         p->ack_owed = true;
         return;
     }
@@ -461,6 +478,66 @@ static void run(struct lsock *l, uint16_t port, bool lossy)
     lsock_close(p->s);
 }
 
+/* Data B sent inside the peer's window is dropped by the peer (no receive
+ * memory) and the window shut after it: B's snd_nxt is past the edge while
+ * the peer's data arrives. B's pure ACKs must carry a sequence number
+ * inside the window (lwIP patch 0020), else the peer drops them all. */
+static void run_shrunk(struct lsock *l, uint16_t port)
+{
+    const char *how = "window shrunk";
+    struct peer P = {.port = port};
+    struct peer *p = &P;
+    b_read_total = b_written = 0;
+    b_read_bad = false;
+    if (peer_open(l, p) != 0) {
+        checkf(0, "%s: the raw peer's connection comes up", how);
+        return;
+    }
+    double t0 = now_ms();
+    while (now_ms() - t0 < 3000 && !(p->edge == p->rcv_nxt && p->unread > 0))
+        round_trip(p, true);
+    for (int i = 0; i < 5; i++)
+        round_trip(p, true);
+
+    /* the peer's application reads 4 KiB; B fills that window; the peer
+       drops that segment and shuts its window */
+    uint32_t got0 = p->got;
+    p->unread -= 4096;
+    p->drop_data = true;
+    p->ack_owed = true;
+    t0 = now_ms();
+    while (now_ms() - t0 < 3000 && p->drop_data)
+        round_trip(p, true);
+    for (int i = 0; i < 5; i++)
+        round_trip(p, true);
+    checkf(!p->drop_data && p->shrunk && p->got == got0,
+           "%s: B sends into the reopened window; the peer drops that segment and shuts its window (%s)", how,
+           p->drop_data ? "B sent nothing" : "done");
+
+    p->snd_end = PEER_DATA;
+    t0 = now_ms();
+    while (now_ms() - t0 < 8000 && (p->snd_una != p->snd_end || b_read_total != PEER_DATA))
+        round_trip(p, true);
+    checkf(p->snd_una == p->snd_end && p->acks_past == 0,
+           "%s: all %u bytes the peer wrote acknowledged in ACKs it takes, in %.0f ms (bound 8 s; acknowledged "
+           "%u; %u pure ACKs of B dropped as past the window; the peer sent %u retransmissions)",
+           how, PEER_DATA, now_ms() - t0, p->snd_una, p->acks_past, p->rexmits);
+
+    p->reading = true;
+    p->unread = 0;
+    p->ack_owed = true;
+    t0 = now_ms();
+    while (now_ms() - t0 < 8000 && p->got != B_TOTAL)
+        round_trip(p, true);
+    checkf(p->got == B_TOTAL && !p->got_bad && b_written == B_TOTAL,
+           "%s: the peer's window reopens: B's %u bytes arrive whole and in order, the dropped segment sent again "
+           "(%u in %.0f ms)", how, B_TOTAL, p->got, now_ms() - t0);
+    peer_xmit(p, TH_RST | TH_ACK, p->iss + 1u + p->snd_nxt, NULL, 0);
+    stack_poll(bed.b);
+    q.n = 0;
+    lsock_close(p->s);
+}
+
 int main(void)
 {
     if (pair_bed_open(&bed, "tcp_conn_count = 16;", "tcp_conn_count = 16;") != 0) {
@@ -475,6 +552,7 @@ int main(void)
           "listener on B");
     run(l, RAW_LO + 1, false);
     run(l, RAW_LO + 2, true);
+    run_shrunk(l, RAW_LO + 3);
     checkf(q.lost == 0, "the tap kept every segment of B (%u lost)", q.lost);
     lsock_close(l);
     pair_bed_close(&bed);
