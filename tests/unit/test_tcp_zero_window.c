@@ -381,24 +381,43 @@ static int peer_open(struct lsock *l, struct peer *p)
     return 0;
 }
 
-static void run(struct lsock *l, uint16_t port, bool lossy)
+/* The peer connects; B's replies fill the peer's buffer: its window zero,
+ * B's send buffer full (step 1's state). False if the connection failed. */
+static bool fill(struct lsock *l, struct peer *p, const char *how)
 {
-    const char *how = lossy ? "lossy path" : "clean path";
-    struct peer P = {.port = port, .lossy = lossy, .lose_acks = lossy};
-    struct peer *p = &P;
     b_read_total = b_written = 0;
     b_read_bad = false;
     if (peer_open(l, p) != 0) {
         checkf(0, "%s: the raw peer's connection comes up", how);
-        return;
+        return false;
     }
-
-    /* 1. B's replies fill the peer's buffer: window zero, B's send buffer full */
     double t0 = now_ms();
     while (now_ms() - t0 < 3000 && !(p->edge == p->rcv_nxt && p->unread > 0))
         round_trip(p, true);
     for (int i = 0; i < 5; i++)
         round_trip(p, true); /* the zero window reaches B */
+    return true;
+}
+
+/* The end: the peer resets the connection, B's application closes. */
+static void finish(struct peer *p)
+{
+    peer_xmit(p, TH_RST | TH_ACK, p->iss + 1u + p->snd_nxt, NULL, 0);
+    stack_poll(bed.b);
+    q.n = 0;
+    lsock_close(p->s);
+}
+
+static void run(struct lsock *l, uint16_t port, bool lossy)
+{
+    const char *how = lossy ? "lossy path" : "clean path";
+    struct peer P = {.port = port, .lossy = lossy, .lose_acks = lossy};
+    struct peer *p = &P;
+
+    /* 1. B's replies fill the peer's buffer: window zero, B's send buffer full */
+    if (!fill(l, p, how))
+        return;
+    double t0;
     uint32_t wrote = b_written;
     b_app(p, true);
     checkf(p->unread + 128 > PEER_BUF && p->edge == p->rcv_nxt && b_written == wrote && b_written < B_TOTAL &&
@@ -471,11 +490,7 @@ static void run(struct lsock *l, uint16_t port, bool lossy)
            "%s: the peer's window reopens: B's %u bytes arrive whole and in order (%u in %.0f ms)", how, B_TOTAL,
            p->got, now_ms() - t0);
 
-    /* the end: the peer resets the connection, B's application closes */
-    peer_xmit(p, TH_RST | TH_ACK, p->iss + 1u + p->snd_nxt, NULL, 0);
-    stack_poll(bed.b);
-    q.n = 0;
-    lsock_close(p->s);
+    finish(p);
 }
 
 /* Data B sent inside the peer's window is dropped by the peer (no receive
@@ -487,17 +502,8 @@ static void run_shrunk(struct lsock *l, uint16_t port)
     const char *how = "window shrunk";
     struct peer P = {.port = port};
     struct peer *p = &P;
-    b_read_total = b_written = 0;
-    b_read_bad = false;
-    if (peer_open(l, p) != 0) {
-        checkf(0, "%s: the raw peer's connection comes up", how);
+    if (!fill(l, p, how))
         return;
-    }
-    double t0 = now_ms();
-    while (now_ms() - t0 < 3000 && !(p->edge == p->rcv_nxt && p->unread > 0))
-        round_trip(p, true);
-    for (int i = 0; i < 5; i++)
-        round_trip(p, true);
 
     /* the peer's application reads 4 KiB; B fills that window; the peer
        drops that segment and shuts its window */
@@ -505,7 +511,7 @@ static void run_shrunk(struct lsock *l, uint16_t port)
     p->unread -= 4096;
     p->drop_data = true;
     p->ack_owed = true;
-    t0 = now_ms();
+    double t0 = now_ms();
     while (now_ms() - t0 < 3000 && p->drop_data)
         round_trip(p, true);
     for (int i = 0; i < 5; i++)
@@ -532,10 +538,7 @@ static void run_shrunk(struct lsock *l, uint16_t port)
     checkf(p->got == B_TOTAL && !p->got_bad && b_written == B_TOTAL,
            "%s: the peer's window reopens: B's %u bytes arrive whole and in order, the dropped segment sent again "
            "(%u in %.0f ms)", how, B_TOTAL, p->got, now_ms() - t0);
-    peer_xmit(p, TH_RST | TH_ACK, p->iss + 1u + p->snd_nxt, NULL, 0);
-    stack_poll(bed.b);
-    q.n = 0;
-    lsock_close(p->s);
+    finish(p);
 }
 
 int main(void)
