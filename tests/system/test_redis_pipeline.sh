@@ -6,7 +6,8 @@
 # and checks every byte (pipe_client.c). The client's receive buffer fills
 # while it is still writing: its window is zero while redis's replies fill
 # lstack's send buffer, and the client's data must still be acknowledged
-# (zero-window probes and ACKs a Linux receiver takes: lwIP patch 0019).
+# (zero-window probes and ACKs a Linux receiver takes: lwIP patches 0019,
+# 0020).
 # Against one redis under lstack in run-to-completion, then one in
 # run-to-wakeup: PIPE_RUNS runs (default 30) one after the other, then 4
 # such connections at once, 5 runs each (the shape where the zero-window
