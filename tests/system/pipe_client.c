@@ -448,5 +448,11 @@ int main(int argc, char **argv)
     printf("pipe_client: %d pipe + %d big clients, %ld runs complete in %.1f s, slowest run %.3f s, longest wait for a "
            "byte %.3f s (limit %.1f s, stall %.1f s): %s\n",
            o_pipe, o_big, total, now_s() - t_start, worst, wait, o_limit, o_stall, bad ? "FAILED" : "ok");
+    for (int i = 0; i < n; i++)
+        free(res[i].secs);
+    free(res);
+    free(th);
+    free(pipe_req);
+    free(pipe_rep);
     return bad ? 1 : 0;
 }
