@@ -186,6 +186,6 @@ fi
 tests=$(($(grep -c '^"' "$OUT/bench.csv") - 1))
 python3 "$ROOT/bench/callgrind_split.py" "$dump" --requests $((NREQ * tests)) --maps "$OUT/maps" --top 40 \
     --lwip "$LWIP_SO" "${IDLE_ARGS[@]}" \
-    --calls stack_poll,ev_wait,epoll_wait,sendto,malloc,free,rt_lock,pbuf_alloc,tcp_write,tcp_output,tcp_input \
+    --calls stack_poll,ev_wait,epoll_wait,sendto,malloc,free,sctx_loop_lock,pbuf_alloc,tcp_write,tcp_output,tcp_input \
     | tee "$OUT/split.txt"
 echo "profile: $OUT"

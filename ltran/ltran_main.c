@@ -25,7 +25,7 @@
 #include <rte_mbuf.h>
 
 #include "ltran.h"
-#include "nic/nic_priv.h"
+#include "nic/nic_port.h"
 
 static volatile sig_atomic_t stop_flag;
 
@@ -51,32 +51,31 @@ static int open_port(struct ltran *l, char *err, size_t errlen)
         .rx_desc = (uint16_t)l->conf.rx_desc,
         .tx_desc = (uint16_t)l->conf.tx_desc,
         .burst = LTRAN_BURST,
+        .keep_pool = true, /* clients that have not seen ltran go yet still use it (close_port) */
     };
     memcpy(np.mac, l->conf.mac, 6);
     l->nic = nic_dpdk_open(&np, err, errlen);
     if (l->nic == NULL)
         return -1;
-    struct dpdk_nic *d = (struct dpdk_nic *)l->nic;
-    l->port = d->port;
-    l->pool = d->pool;
-    l->data_room = d->mbuf_data_room;
-    memcpy(l->mac, d->mac.addr_bytes, 6);
+    struct nic_port_info pi;
+    nic_dpdk_port_info(l->nic, &pi);
+    l->port = pi.port;
+    l->pool = pi.pool;
+    l->data_room = pi.data_room;
+    memcpy(l->mac, pi.mac, 6);
     struct nic_caps caps;
     l->nic->ops->caps(l->nic, &caps);
     l->mtu = caps.mtu;
     return 0;
 }
 
-/* Stop and close the port, but leave the pool: clients that have not seen
- * ltran go yet still allocate from it and free into it (their mappings
- * outlive ltran; freeing it would let EAL reuse its memory under them). */
+/* Stop and close the port through its ops, but leave the pool (opened
+ * with keep_pool): clients that have not seen ltran go yet still allocate
+ * from it and free into it (their mappings outlive ltran; freeing it would
+ * let EAL reuse its memory under them). */
 static void close_port(struct ltran *l)
 {
-    struct dpdk_nic *d = (struct dpdk_nic *)l->nic;
-    rte_eth_dev_stop(d->port);
-    rte_eth_dev_close(d->port);
-    free(d->set); /* the queue set of its one queue (nic_priv.h), not its pool */
-    free(d);
+    l->nic->ops->close(l->nic);
     l->nic = NULL;
 }
 

@@ -56,15 +56,17 @@ static pthread_mutex_t poll_mu = PTHREAD_MUTEX_INITIALIZER;
 static int ctl_waiting;
 static struct stack *the_stack;
 
-static void host_lock(void)
+static void host_lock(int index)
 {
+    (void)index;
     __atomic_add_fetch(&ctl_waiting, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&poll_mu);
     __atomic_sub_fetch(&ctl_waiting, 1, __ATOMIC_SEQ_CST);
 }
 
-static void host_unlock(void)
+static void host_unlock(int index)
 {
+    (void)index;
     pthread_mutex_unlock(&poll_mu);
 }
 
@@ -77,7 +79,7 @@ static struct stack *host_stack(int index)
 static struct ctl_fd_census census;
 
 static const struct ctl_host lstackd_host = {
-    .lock = host_lock, .unlock = host_unlock, .stack = host_stack, .census = &census};
+    .stack = host_stack, .lock = host_lock, .unlock = host_unlock, .census = &census};
 
 /* One poll round under poll_mu; let a waiting control request in after it. */
 static unsigned poll_locked(struct stack *s)
@@ -120,22 +122,13 @@ static void print_stats(const struct stack *s)
 {
     struct stack_stats st;
     stack_get_stats(s, &st);
-    printf("lstackd: stats rx_packets=%lu rx_bytes=%lu tx_packets=%lu tx_bytes=%lu",
-           (unsigned long)st.nic.rx_packets, (unsigned long)st.nic.rx_bytes,
-           (unsigned long)st.nic.tx_packets, (unsigned long)st.nic.tx_bytes);
-    for (int v = FRAME_PASS + 1; v < FRAME_VERDICT_COUNT; v++)
-        printf(" drop_%s=%lu", frame_verdict_name((enum frame_verdict)v), (unsigned long)st.drop[v]);
-    printf(" drop_lwip=%lu drop_rx_multiseg=%lu drop_no_mbuf=%lu drop_tx_full=%lu"
-           " port_imissed=%lu port_rx_nombuf=%lu mbuf_free=%u mbuf_total=%u polls=%lu busy_polls=%lu",
-           (unsigned long)st.lwip_input_err, (unsigned long)st.nic.drop_rx_multiseg,
-           (unsigned long)st.nic.drop_tx_nombuf, (unsigned long)st.nic.drop_tx_full,
-           (unsigned long)st.nic.port_imissed, (unsigned long)st.nic.port_rx_nombuf, st.nic.mbuf_free,
-           st.nic.mbuf_total, (unsigned long)st.polls, (unsigned long)st.busy_polls);
-    printf(" frag_in=%lu frag_reassembled=%lu frag_dropped=%lu frag_timeout=%lu frag_evicted=%lu"
-           " frag_mbufs_held=%lu frag_mbufs_max=%lu\n",
-           (unsigned long)st.frag_in, (unsigned long)st.frag_reassembled, (unsigned long)st.frag_dropped,
-           (unsigned long)st.frag_timeout, (unsigned long)st.frag_evicted, (unsigned long)st.frag_mbufs_held,
-           (unsigned long)st.frag_mbufs_max);
+    printf("lstackd: stats");
+#define STACK_STAT(name, kind, help) printf(" " #name "=%llu", (unsigned long long)st.name);
+#define STACK_STAT_AT(name, field, kind, help) printf(" " #name "=%llu", (unsigned long long)st.field);
+#include "stack/stack_stats.def"
+#undef STACK_STAT
+#undef STACK_STAT_AT
+    printf("\n");
     /* The rounds as stackctl shows them (ctl_rounds.h), since the start. */
     struct ctl_rounds c = {.rounds = st.polls,
                            .busy = st.rounds.busy,

@@ -21,14 +21,26 @@
 #include "stackctl.h"
 
 static const char *const skip_type[] = {"type", NULL};
-static const char *const gauges[] = {"sockets", "mbuf_total", "mbuf_free", "mbuf_in_use", "fds_open",
-                                     "fds_limit", "fds_stack", "fds_hugepage", "frag_mbufs_held",
-                                     "frag_mbufs_max", "tsc_hz", NULL};
+/* Values shown as they are, not as rates: the stack counters whose kind
+ * says so (stack_stats.def), and the process's fds of the app record. */
+#define IS_COUNT 0
+#define IS_GAUGE 1
+#define IS_PORT 0
+#define IS_LEVEL 1
+static const char *const gauges[] = {
+    "fds_open", "fds_limit", "fds_stack", "fds_hugepage",
+#define STACK_STAT(name, kind, help) IS_##kind ? #name : NULL,
+#define STACK_STAT_AT(name, field, kind, help) IS_##kind ? #name : NULL,
+#include "stack/stack_stats.def"
+#undef STACK_STAT
+#undef STACK_STAT_AT
+};
+#define NGAUGES (sizeof(gauges) / sizeof(gauges[0]))
 
 static bool is_gauge(const char *name)
 {
-    for (const char *const *g = gauges; *g != NULL; g++)
-        if (strcmp(*g, name) == 0)
+    for (size_t i = 0; i < NGAUGES; i++)
+        if (gauges[i] != NULL && strcmp(gauges[i], name) == 0)
             return true;
     return false;
 }
@@ -63,6 +75,8 @@ static void sample_rounds(const struct sc_sample *s, struct ctl_rounds *c)
     c->busy_cycles = sc_sample_get(s, "rounds_busy_cycles");
     c->idle_cycles = sc_sample_get(s, "rounds_idle_cycles");
     c->tsc_hz = sc_sample_get(s, "tsc_hz");
+    c->lock_waits = sc_sample_get(s, "lock_waits");
+    c->lock_wait_cycles = sc_sample_get(s, "lock_wait_cycles");
 }
 
 /* ,"key":v (null when v is NAN). */
@@ -87,6 +101,9 @@ static void json_runtime(struct ctl_buf *b, const struct ctl_rounds *c, const st
     json_num(b, "cycles_per_frame", r->cycles_per_frame, "%.1f");
     json_num(b, "busy_us", r->busy_us, "%.1f");
     json_num(b, "idle_us", r->idle_us, "%.1f");
+    ctl_buf_printf(b, ",\"lock_waits\":%llu", (unsigned long long)c->lock_waits);
+    json_num(b, "lock_wait_us", r->lock_wait_us, "%.1f");
+    json_num(b, "lock_wait_pct", r->lock_wait_pct, "%.3f");
     ctl_buf_puts(b, "}");
 }
 
@@ -170,6 +187,8 @@ static void print_table(struct sc_sample *st, int nst, const struct sc_sample *t
         {"cycles/frame", "%.0f", offsetof(struct ctl_rounds_view, cycles_per_frame), 1},
         {"busy ms", "%.1f", offsetof(struct ctl_rounds_view, busy_us), 1e-3},
         {"idle ms", "%.1f", offsetof(struct ctl_rounds_view, idle_us), 1e-3},
+        {"lock wait ms", "%.1f", offsetof(struct ctl_rounds_view, lock_wait_us), 1e-3},
+        {"lock wait %", "%.2f", offsetof(struct ctl_rounds_view, lock_wait_pct), 1},
     };
     for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
         char cells[MAX_STACKS + 2][24];
@@ -286,8 +305,10 @@ static void rates_json(const struct sc_sample *a, const struct sc_sample *b, dou
     }
     ctl_buf_puts(&j, "},\"gauges\":{");
     n = 0;
-    for (const char *const *g = gauges; *g != NULL; g++)
-        ctl_buf_printf(&j, "%s\"%s\":%llu", n++ ? "," : "", *g, (unsigned long long)sc_sample_get(b, *g));
+    for (size_t i = 0; i < NGAUGES; i++)
+        if (gauges[i] != NULL)
+            ctl_buf_printf(&j, "%s\"%s\":%llu", n++ ? "," : "", gauges[i],
+                           (unsigned long long)sc_sample_get(b, gauges[i]));
     ctl_buf_puts(&j, "},\"runtime\":");
     struct ctl_rounds ra, rb, d;
     struct ctl_rounds_view rt;
@@ -304,7 +325,7 @@ static void rates_json(const struct sc_sample *a, const struct sc_sample *b, dou
 static const char *const rate_head[] = {"TIME", "RX_PPS", "RX_KBPS", "TX_PPS", "TX_KBPS", "DROPS/S",
                                         "ACCEPT/S", "RESET/S", "READ/S", "WRITE/S", "EPOLL/S", "WAKEUP/S",
                                         "KERNEL/S", "SOCKETS", "MBUF_USED", "ROUNDS/S", "BUSY%",
-                                        "FR/BUSY", "CYC/FRAME"};
+                                        "FR/BUSY", "CYC/FRAME", "LOCKWAIT%"};
 
 void sc_print_rates(const struct sc_sample *a, const struct sc_sample *b, bool json, bool header, FILE *out)
 {
@@ -342,10 +363,11 @@ void sc_print_rates(const struct sc_sample *a, const struct sc_sample *b, bool j
     sample_rounds(b, &rb);
     ctl_rounds_diff(&ra, &rb, &d);
     ctl_rounds_derive(&d, secs, 1, &rt);
-    char cells[4][24];
+    char cells[5][24];
     cell_num(cells[0], sizeof(cells[0]), rt.rounds_per_s, "%.0f");
     cell_num(cells[1], sizeof(cells[1]), rt.busy_pct, "%.1f");
     cell_num(cells[2], sizeof(cells[2]), rt.frames_per_busy_round, "%.2f");
     cell_num(cells[3], sizeof(cells[3]), rt.cycles_per_frame, "%.0f");
-    fprintf(out, " %10s %10s %10s %10s\n", cells[0], cells[1], cells[2], cells[3]);
+    cell_num(cells[4], sizeof(cells[4]), rt.lock_wait_pct, "%.2f");
+    fprintf(out, " %10s %10s %10s %10s %10s\n", cells[0], cells[1], cells[2], cells[3], cells[4]);
 }

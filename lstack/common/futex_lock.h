@@ -1,6 +1,6 @@
 /*
  * futex_lock.h - a mutual-exclusion lock on one int and the futex system
- * call: the stack lock (runtime.c's rt_lock) is taken and released several
+ * call: a stack context's lock (runtime/stack_ctx.h) is taken and released several
  * times per request and once per poll round.
  *
  * Not recursive, no owner: unlocking a lock one does not hold is a bug the

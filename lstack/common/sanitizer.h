@@ -1,6 +1,7 @@
 /*
- * sanitizer.h - what lstack tells AddressSanitizer and LeakSanitizer about
- * memory they cannot understand on their own; nothing in other builds.
+ * sanitizer.h - what lstack tells AddressSanitizer, LeakSanitizer and
+ * ThreadSanitizer about memory they cannot understand on their own;
+ * nothing in other builds.
  *
  * LSTACK_ASAN is 1 in an ASan build (gcc -fsanitize=address defines
  * __SANITIZE_ADDRESS__; clang says so through __has_feature), else 0.
@@ -41,6 +42,36 @@
 #define LSTACK_POISON(p, n) ((void)(p), (void)(n))
 #define LSTACK_UNPOISON(p, n) ((void)(p), (void)(n))
 #define LSTACK_LSAN_ROOT(p, n) ((void)(p), (void)(n))
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define LSTACK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LSTACK_TSAN 1
+#endif
+#endif
+#ifndef LSTACK_TSAN
+#define LSTACK_TSAN 0
+#endif
+
+/*
+ *  - LSTACK_TSAN_RELEASE / LSTACK_TSAN_ACQUIRE (TSan): the hand-off of
+ *    memory through a lock-free structure TSan does not see into (DPDK's
+ *    rte_ring, whose header code is kept out of the instrumentation with
+ *    LSTACK_NO_TSAN): what the producer wrote before the release is the
+ *    consumer's after the acquire on the same address.
+ */
+#if LSTACK_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define LSTACK_TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
+#define LSTACK_TSAN_RELEASE(p) __tsan_release((void *)(p))
+#define LSTACK_NO_TSAN __attribute__((no_sanitize_thread))
+#else
+#define LSTACK_TSAN_ACQUIRE(p) ((void)(p))
+#define LSTACK_TSAN_RELEASE(p) ((void)(p))
+#define LSTACK_NO_TSAN
 #endif
 
 #endif

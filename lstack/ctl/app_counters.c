@@ -1,9 +1,9 @@
 /*
- * app_counters.c - the process's application counters (see app_counters.h).
- * Lives in lstack's common library so that every layer that counts (posix,
- * event) and every program that reports (the preload, lstackd, the unit
- * tests) links the same one.
+ * app_counters.c - the process's count of calls on kernel fds (see
+ * app_counters.h). Lives in lstack's common library so that the layer that
+ * counts (posix) and every program that reports (the preload, lstackd, the
+ * unit tests) link the same one.
  */
 #include "ctl/app_counters.h"
 
-struct app_counters app_cnt;
+uint64_t app_kernel_calls;

@@ -3,10 +3,10 @@
  * talks to (protocol: ctl_proto.h; socket name: ctl_path.h; user guide:
  * docs/stackctl.md).
  *
- * Two hosts: the preload (ctl_preload.c, started at the end of rt_ensure,
- * stopped in rt_shutdown) and lstackd. Every socket call of the server goes
- * through the libc table (common/libc.h): inside liblstack.so the plain names
- * are lstack's own interposed exports.
+ * Two hosts: the preload (ctl_preload.c, whose hooks the runtime calls when
+ * the stacks have started and before they stop) and lstackd. Every socket
+ * call of the server goes through the libc table (common/libc.h): inside
+ * liblstack.so the plain names are lstack's own interposed exports.
  * Design: docs/design.md#the-control-socket-has-a-thread-of-its-own
  */
 #ifndef LSTACK_CTL_H
@@ -21,7 +21,7 @@
  * loop (ctl_server.c), each with its own deadlines (ctl_peer.h): a silent
  * or stalled client holds only its own slot. A client it cannot serve
  * (too many at once, the process out of fds) gets an error record saying
- * why, never silence. It touches a stack only under the host's lock, and
+ * why, never silence. It touches a stack only under that stack's lock, and
  * for a bounded piece of work per hold (at most CTL_PAGE connections), so
  * a dump of 20,000 connections never stalls the data path for more than a
  * few milliseconds at a time.
@@ -45,10 +45,15 @@ struct ctl_fd_census;
 
 /* What the server needs from its host. The functions are called from the
  * control thread. */
+struct stack_stats;
 struct ctl_host {
-    void (*lock)(void);          /* serialises every use of the stacks */
-    void (*unlock)(void);
-    struct stack *(*stack)(int index); /* under lock: stack index, NULL past the last */
+    struct stack *(*stack)(int index); /* stack index, NULL past the last; any time */
+    void (*lock)(int index);     /* serialises every use of stack index: its context's lock */
+    void (*unlock)(int index);
+    /* Under lock(index): the stack's counters and those the host keeps of
+     * it (its context's lock, the application's calls); NULL:
+     * stack_get_stats alone. */
+    void (*stats)(int index, struct stack_stats *st);
     /* The fds that appeared while the stack started (ctl_stack_fds.h), complete
      * before ctl_start and read-only after; NULL if none was taken. */
     const struct ctl_fd_census *census;

@@ -1,8 +1,9 @@
 /*
  * ctl_cmds.c - the commands that read the stacks: connections, stats, nic.
- * System side (no lwIP, no DPDK header): the pcb walk is ctl_conns.c, the
- * counters come from stack_get_stats, the stack's fds from ctl_stack_fds.c, the
- * port description from the nic's describe op (through stack_describe_nic).
+ * System side (no lwIP, no DPDK header): the paging of the stack's pcb
+ * walk is ctl_conns.c, the counters come from the host (stack_get_stats
+ * and its own), the stack's fds from ctl_stack_fds.c, the port description
+ * from the nic's describe op (through stack_describe_nic).
  *
  * Lock discipline: take the host lock, copy plain numbers out, release,
  * then format (the server sends). connections is a reply in pieces (see
@@ -39,33 +40,34 @@ static void put_addr(struct ctl_buf *b, const char *key, uint32_t addr, uint16_t
 
 static void put_conn(struct ctl_buf *b, int stack, const struct ctl_conn *c)
 {
+    const struct stack_tcp_view *p = &c->pcb;
     ctl_rec_begin(b, c->listener ? "listen" : "conn");
     ctl_rec_i64(b, "stack", stack);
     ctl_rec_i64(b, "fd", c->fd);
-    put_addr(b, "local", c->laddr, c->lport);
+    put_addr(b, "local", p->laddr, htons(p->lport));
     if (c->listener) {
-        ctl_rec_str(b, "state", ctl_tcp_state_name(c->state));
+        ctl_rec_str(b, "state", ctl_tcp_state_name(p->state));
         ctl_rec_i64(b, "backlog", c->backlog);
         ctl_rec_u64(b, "accept_q", c->accept_q);
         ctl_rec_end(b);
         return;
     }
-    put_addr(b, "remote", c->raddr, c->rport);
-    ctl_rec_str(b, "state", ctl_tcp_state_name(c->state));
+    put_addr(b, "remote", p->raddr, htons(p->rport));
+    ctl_rec_str(b, "state", ctl_tcp_state_name(p->state));
     ctl_rec_u64(b, "recv_q", c->recv_q);
-    ctl_rec_u64(b, "unsent", c->unsent);
-    ctl_rec_u64(b, "unacked", c->unacked);
-    ctl_rec_u64(b, "cwnd", c->cwnd);
-    ctl_rec_u64(b, "ssthresh", c->ssthresh);
-    ctl_rec_u64(b, "snd_wnd", c->snd_wnd);
-    ctl_rec_u64(b, "rcv_wnd", c->rcv_wnd);
-    ctl_rec_u64(b, "snd_buf", c->snd_buf);
-    ctl_rec_u64(b, "snd_queuelen", c->snd_queuelen);
-    ctl_rec_u64(b, "mss", c->mss);
-    ctl_rec_u64(b, "rtt_ms", c->rtt_ms);
-    ctl_rec_u64(b, "rttvar_ms", c->rttvar_ms);
-    ctl_rec_u64(b, "rto_ms", c->rto_ms);
-    ctl_rec_u64(b, "rexmit", c->rexmit);
+    ctl_rec_u64(b, "unsent", p->unsent);
+    ctl_rec_u64(b, "unacked", p->unacked);
+    ctl_rec_u64(b, "cwnd", p->cwnd);
+    ctl_rec_u64(b, "ssthresh", p->ssthresh);
+    ctl_rec_u64(b, "snd_wnd", p->snd_wnd);
+    ctl_rec_u64(b, "rcv_wnd", p->rcv_wnd);
+    ctl_rec_u64(b, "snd_buf", p->snd_buf);
+    ctl_rec_u64(b, "snd_queuelen", p->snd_queuelen);
+    ctl_rec_u64(b, "mss", p->mss);
+    ctl_rec_u64(b, "rtt_ms", p->rtt_ms);
+    ctl_rec_u64(b, "rttvar_ms", p->rttvar_ms);
+    ctl_rec_u64(b, "rto_ms", p->rto_ms);
+    ctl_rec_u64(b, "rexmit", p->rexmit);
     ctl_rec_end(b);
 }
 
@@ -104,10 +106,8 @@ static int read_stack(struct ctl_out *o, const struct ctl_obj *req, int *si)
         return -1;
     }
     int count = 0;
-    ctl_srv.host->lock();
     while (ctl_srv.host->stack(count) != NULL)
         count++;
-    ctl_srv.host->unlock();
     if (v >= count) {
         ctl_out_error(o, "no stack %lld: this process has %d (0..%d)", (long long)v, count, count - 1);
         return -1;
@@ -123,17 +123,12 @@ struct dump {
     int si;                   /* the stack being walked */
     int only;                 /* --stack: the one stack to walk, -1: all */
     uint64_t conns, listeners, pages, lock_max_us;
-    bool missing;             /* the lwIP copy lacks the pcb lists */
     struct ctl_conn page[CTL_PAGE];
 };
 
 static void dump_end(struct ctl_out *o, const struct dump *d)
 {
     o->more = NULL;
-    if (d->missing) {
-        ctl_out_error(o, "this lwIP build does not export its pcb lists (tcp_active_pcbs...)");
-        return;
-    }
     ctl_rec_begin(&o->buf, "end");
     ctl_rec_u64(&o->buf, "connections", d->conns);
     ctl_rec_u64(&o->buf, "listeners", d->listeners);
@@ -148,19 +143,22 @@ static void dump_more(struct ctl_out *o)
 {
     struct dump *d = o->job;
     const struct ctl_host *h = ctl_srv.host;
-    h->lock();
-    uint64_t t0 = ctl_now_us();
     struct stack *s = d->only >= 0 && d->si != d->only ? NULL : h->stack(d->si);
-    int n = s != NULL ? ctl_conns_page(s, &d->f, &d->cur, d->page, CTL_PAGE) : 0;
-    uint64_t held = ctl_now_us() - t0;
-    h->unlock();
+    int n = 0;
+    uint64_t held = 0;
+    if (s != NULL) {
+        h->lock(d->si);
+        uint64_t t0 = ctl_now_us();
+        n = ctl_conns_page(s, &d->f, &d->cur, d->page, CTL_PAGE);
+        held = ctl_now_us() - t0;
+        h->unlock(d->si);
+    }
     if (s == NULL) {
         dump_end(o, d);
         return;
     }
     d->pages++;
     d->lock_max_us = held > d->lock_max_us ? held : d->lock_max_us;
-    d->missing = d->missing || n < 0;
     for (int i = 0; i < n; i++) {
         put_conn(&o->buf, d->si, &d->page[i]);
         if (d->page[i].listener)
@@ -168,7 +166,7 @@ static void dump_more(struct ctl_out *o)
         else
             d->conns++;
     }
-    if (d->cur.done || n < 0) {
+    if (d->cur.done) {
         d->si++;
         memset(&d->cur, 0, sizeof(d->cur));
     }
@@ -194,66 +192,17 @@ void ctl_cmd_connections(struct ctl_out *o, const struct ctl_obj *req)
 
 /* ---- stats ---- */
 
-static void put_stats(struct ctl_buf *b, const char *type, int stack, const struct stack_stats *x)
+/* One stats record: every counter of stack_stats.def, in its order. */
+static void put_stats(struct ctl_buf *b, const char *type, int stack, const struct stack_stats *st)
 {
-    const struct stack_stats *st = x;
     ctl_rec_begin(b, type);
     if (stack >= 0)
         ctl_rec_i64(b, "stack", stack);
-    ctl_rec_u64(b, "rx_packets", st->nic.rx_packets);
-    ctl_rec_u64(b, "rx_bytes", st->nic.rx_bytes);
-    ctl_rec_u64(b, "tx_packets", st->nic.tx_packets);
-    ctl_rec_u64(b, "tx_bytes", st->nic.tx_bytes);
-    ctl_rec_u64(b, "tx_tso", st->tx_tso);
-    for (int v = FRAME_PASS + 1; v < FRAME_VERDICT_COUNT; v++) {
-        char k[48];
-        snprintf(k, sizeof(k), "drop_%s", frame_verdict_name((enum frame_verdict)v));
-        ctl_rec_u64(b, k, st->drop[v]);
-    }
-    ctl_rec_u64(b, "drop_lwip", st->lwip_input_err);
-    ctl_rec_u64(b, "drop_syn", st->syn_dropped);
-    ctl_rec_u64(b, "drop_syn_shed", st->syn_shed);
-    ctl_rec_u64(b, "drop_rx_multiseg", st->nic.drop_rx_multiseg);
-    ctl_rec_u64(b, "drop_tx_nombuf", st->nic.drop_tx_nombuf);
-    ctl_rec_u64(b, "drop_tx_full", st->nic.drop_tx_full);
-    ctl_rec_u64(b, "drop_tx_toolong", st->nic.drop_tx_toolong);
-    ctl_rec_u64(b, "port_imissed", st->nic.port_imissed);
-    ctl_rec_u64(b, "port_rx_nombuf", st->nic.port_rx_nombuf);
-    ctl_rec_u64(b, "mbuf_total", st->nic.mbuf_total);
-    ctl_rec_u64(b, "mbuf_free", st->nic.mbuf_free);
-    ctl_rec_u64(b, "mbuf_in_use", st->nic.mbuf_total - st->nic.mbuf_free);
-    ctl_rec_u64(b, "sockets", st->sockets);
-    ctl_rec_u64(b, "conn_opened", st->conn_opened);
-    ctl_rec_u64(b, "conn_accepted", st->conn_accepted);
-    ctl_rec_u64(b, "conn_refused", st->conn_refused);
-    ctl_rec_u64(b, "conn_reset", st->conn_reset);
-    ctl_rec_u64(b, "conn_aborted", st->conn_aborted);
-    ctl_rec_u64(b, "syncookies_sent", st->syncookies_sent);
-    ctl_rec_u64(b, "syncookies_recv", st->syncookies_recv);
-    ctl_rec_u64(b, "syncookies_failed", st->syncookies_failed);
-    ctl_rec_u64(b, "frag_in", st->frag_in);
-    ctl_rec_u64(b, "frag_reassembled", st->frag_reassembled);
-    ctl_rec_u64(b, "frag_dropped", st->frag_dropped);
-    ctl_rec_u64(b, "frag_timeout", st->frag_timeout);
-    ctl_rec_u64(b, "frag_evicted", st->frag_evicted);
-    ctl_rec_u64(b, "frag_mbufs_held", st->frag_mbufs_held);
-    ctl_rec_u64(b, "frag_mbufs_max", st->frag_mbufs_max);
-    ctl_rec_u64(b, "handover_in", st->handover_in);
-    ctl_rec_u64(b, "handover_out", st->handover_out);
-    ctl_rec_u64(b, "handover_waited", st->handover_waited);
-    ctl_rec_u64(b, "arp_shared", st->arp_shared);
-    ctl_rec_u64(b, "frag_given", st->frag_given);
-    ctl_rec_u64(b, "ports_steered", st->ports_steered);
-    ctl_rec_u64(b, "polls", st->polls);
-    ctl_rec_u64(b, "busy_polls", st->busy_polls);
-    ctl_rec_u64(b, "rounds_busy", st->rounds.busy);
-    ctl_rec_u64(b, "rounds_rx_frames", st->rounds.rx_frames);
-    ctl_rec_u64(b, "rounds_tx_frames", st->rounds.tx_frames);
-    ctl_rec_u64(b, "rounds_busy_cycles", st->rounds.busy_cycles);
-    ctl_rec_u64(b, "rounds_idle_cycles", st->rounds.idle_cycles);
-    ctl_rec_u64(b, "tsc_hz", st->rounds.tsc_hz);
-    ctl_rec_u64(b, "tx_burst_cycles", st->nic.tx_burst_cycles);
-    ctl_rec_u64(b, "tx_bursts", st->nic.tx_bursts);
+#define STACK_STAT(name, kind, help) ctl_rec_u64(b, #name, st->name);
+#define STACK_STAT_AT(name, field, kind, help) ctl_rec_u64(b, #name, st->field);
+#include "stack/stack_stats.def"
+#undef STACK_STAT
+#undef STACK_STAT_AT
     ctl_rec_end(b);
 }
 
@@ -282,24 +231,28 @@ void ctl_cmd_stats(struct ctl_out *o, const struct ctl_obj *req)
     ctl_rec_end(&o->buf);
     for (int si = only >= 0 ? only : 0;; si++) {
         struct stack_stats x;
-        ctl_srv.host->lock();
-        struct stack *s = only >= 0 && si != only ? NULL : ctl_srv.host->stack(si);
-        if (s != NULL)
-            stack_get_stats(s, &x);
-        ctl_srv.host->unlock();
+        const struct ctl_host *h = ctl_srv.host;
+        struct stack *s = only >= 0 && si != only ? NULL : h->stack(si);
         if (s == NULL)
             break;
+        h->lock(si);
+        if (h->stats != NULL)
+            h->stats(si, &x);
+        else
+            stack_get_stats(s, &x);
+        h->unlock(si);
         put_stats(&o->buf, "stack", si, &x);
         ctl_stats_sum(&total, &x);
     }
     put_stats(&o->buf, "total", -1, &total);
-    struct app_counters a = app_cnt; /* racy copy: statistics */
+    /* The application's calls: on stack sockets, the stacks' own counts
+     * summed; on kernel fds, the process's. */
     ctl_rec_begin(&o->buf, "app");
-    ctl_rec_u64(&o->buf, "reads", a.reads);
-    ctl_rec_u64(&o->buf, "writes", a.writes);
-    ctl_rec_u64(&o->buf, "epoll_waits", a.epoll_waits);
-    ctl_rec_u64(&o->buf, "wakeups", a.wakeups);
-    ctl_rec_u64(&o->buf, "kernel_calls", a.kernel_calls);
+    ctl_rec_u64(&o->buf, "reads", total.app_reads);
+    ctl_rec_u64(&o->buf, "writes", total.app_writes);
+    ctl_rec_u64(&o->buf, "epoll_waits", total.app_epoll_waits);
+    ctl_rec_u64(&o->buf, "wakeups", total.app_wakeups);
+    ctl_rec_u64(&o->buf, "kernel_calls", __atomic_load_n(&app_kernel_calls, __ATOMIC_RELAXED));
     ctl_put_process_fds(&o->buf);
 
     put_fds_stack(&o->buf);
@@ -334,13 +287,12 @@ void ctl_cmd_nic(struct ctl_out *o, const struct ctl_obj *req)
     (void)req;
     for (int si = 0;; si++) {
         struct nic_ctx c = {.b = &o->buf, .stack = si};
-        ctl_srv.host->lock();
         struct stack *s = ctl_srv.host->stack(si);
-        if (s != NULL)
-            stack_describe_nic(s, put_item, &c);
-        ctl_srv.host->unlock();
         if (s == NULL)
             break;
+        ctl_srv.host->lock(si);
+        stack_describe_nic(s, put_item, &c);
+        ctl_srv.host->unlock(si);
     }
     ctl_rec_begin(&o->buf, "end");
     ctl_rec_end(&o->buf);

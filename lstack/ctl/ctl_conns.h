@@ -1,8 +1,8 @@
 /*
  * ctl_conns.h - the TCP connections of a stack, read page by page from its
  * private lwIP copy for `stackctl show connections`. No lwIP or DPDK type
- * crosses this header: the walk is in ctl_conns.c (lwIP side), the
- * formatting in ctl_cmds.c.
+ * crosses this header: the stack walks its pcbs (stack_tcp_walk), the
+ * paging is in ctl_conns.c, the formatting in ctl_cmds.c.
  * Design: docs/design.md#connection-dumps-walk-lwips-lists-with-a-key-cursor
  */
 #ifndef LSTACK_CTL_CONNS_H
@@ -22,28 +22,19 @@
  * may not be.
  */
 
-struct stack;
+#include "stack/stack.h"
 
-/* One pcb. Addresses and ports in network byte order. */
+/* One pcb (as the stack gives it: addresses in network byte order, ports
+ * in host order) and its socket. */
 struct ctl_conn {
+    struct stack_tcp_view pcb; /* state: lwIP's enum tcp_state (see ctl_tcp_state_name) */
     bool listener;
-    int state;              /* lwIP's enum tcp_state (see ctl_tcp_state_name) */
     int fd;                 /* the application's fd, -1 if none (not accepted yet, closed) */
-    uint32_t laddr, raddr;
-    uint16_t lport, rport;
     /* listener */
     int backlog;            /* as given to listen() */
     uint32_t accept_q;      /* established, not accepted yet */
     /* connection */
     uint64_t recv_q;        /* bytes received, not read by the application */
-    uint32_t unsent;        /* bytes queued, not sent yet */
-    uint32_t unacked;       /* bytes sent, not acknowledged yet */
-    uint32_t snd_buf;       /* free send buffer, bytes */
-    uint32_t snd_queuelen;  /* pbufs in the send queue */
-    uint32_t cwnd, ssthresh, snd_wnd, rcv_wnd; /* bytes */
-    uint32_t mss;
-    uint32_t rtt_ms, rttvar_ms, rto_ms; /* lwIP measures in 500 ms ticks */
-    uint32_t rexmit;        /* retransmissions of the oldest unacked segment */
 };
 
 /* Which connections a page holds. state -1: any; port -1: any (else a port
@@ -62,8 +53,7 @@ struct ctl_cursor {
 
 /* Under the stack lock: fill out[0..max) with the next connections of s
  * that pass f after cur, in the order above; advance cur. Returns how many
- * (fewer than max: the dump is complete, cur->done is set). -1 if the
- * stack's lwIP copy lacks the pcb lists (then cur->done is set too). */
+ * (fewer than max: the dump is complete, cur->done is set). */
 int ctl_conns_page(struct stack *s, const struct ctl_conn_filter *f, struct ctl_cursor *cur,
                    struct ctl_conn *out, int max);
 

@@ -100,10 +100,8 @@ static void program_name(char *out, size_t len)
 static int count_stacks(void)
 {
     int n = 0;
-    ctl_srv.host->lock();
     while (ctl_srv.host->stack(n) != NULL)
         n++;
-    ctl_srv.host->unlock();
     return n;
 }
 

@@ -22,6 +22,8 @@ void ctl_rounds_diff(const struct ctl_rounds *a, const struct ctl_rounds *b, str
     out->busy_cycles = sub(a->busy_cycles, b->busy_cycles);
     out->idle_cycles = sub(a->idle_cycles, b->idle_cycles);
     out->tsc_hz = b->tsc_hz;
+    out->lock_waits = sub(a->lock_waits, b->lock_waits);
+    out->lock_wait_cycles = sub(a->lock_wait_cycles, b->lock_wait_cycles);
 }
 
 void ctl_rounds_derive(const struct ctl_rounds *c, double elapsed_s, unsigned stacks, struct ctl_rounds_view *r)
@@ -34,6 +36,8 @@ void ctl_rounds_derive(const struct ctl_rounds *c, double elapsed_s, unsigned st
     r->cycles_per_frame = frames > 0 ? (double)c->busy_cycles / frames : NAN;
     r->busy_us = hz > 0 ? (double)c->busy_cycles * 1e6 / hz : NAN;
     r->idle_us = hz > 0 ? (double)c->idle_cycles * 1e6 / hz : NAN;
+    r->lock_wait_us = hz > 0 ? (double)c->lock_wait_cycles * 1e6 / hz : NAN;
+    r->lock_wait_pct = cyc > 0 ? 100.0 * (double)c->lock_wait_cycles / cyc : NAN;
     if (elapsed_s <= 0 && hz > 0 && cyc > 0)
         elapsed_s = cyc / hz / (stacks > 0 ? stacks : 1);
     r->rounds_per_s = elapsed_s > 0 ? (double)c->rounds / elapsed_s : NAN;

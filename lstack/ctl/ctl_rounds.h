@@ -1,7 +1,8 @@
 /*
  * ctl_rounds.h - what the poll-round counters of a stack mean, as VPP's
  * `show runtime` puts it: busy share, frames per busy round, cycles per
- * frame, rounds per second, busy time. Pure arithmetic on the counters a
+ * frame, rounds per second, busy time; and the time threads waited for the
+ * stack's lock (its context's counters). Pure arithmetic on the counters a
  * stats reply carries (docs/stackctl.md), shared by stackctl (one reading,
  * or the difference of two with -r) and lstackd's SIGUSR1 report, so both
  * say the same thing.
@@ -23,6 +24,8 @@ struct ctl_rounds {
     uint64_t busy_cycles;    /* "rounds_busy_cycles" */
     uint64_t idle_cycles;    /* "rounds_idle_cycles" */
     uint64_t tsc_hz;         /* "tsc_hz" (a rate, not a counter) */
+    uint64_t lock_waits;     /* "lock_waits" */
+    uint64_t lock_wait_cycles; /* "lock_wait_cycles" */
 };
 
 /* What they mean. NAN where the counters cannot tell (no round timed yet,
@@ -33,6 +36,8 @@ struct ctl_rounds_view {
     double cycles_per_frame;       /* busy cycles per frame received or sent */
     double rounds_per_s;           /* rounds per second */
     double busy_us, idle_us;       /* busy and idle time, microseconds */
+    double lock_wait_us;           /* time threads waited for the stack's lock, microseconds */
+    double lock_wait_pct;          /* ... in % of the rounds' time (busy + idle) */
 };
 
 /* b - a, counter by counter (tsc_hz: b's); a counter that went back (a

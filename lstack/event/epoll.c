@@ -11,16 +11,19 @@
 #include "event/ev_priv.h"
 #include "event/event.h"
 #include "common/libc.h"
+#include "common/stack_loop.h"
 #include "sock/lsock.h"
 
 /*
  * An epoll fd stays a kernel epoll instance. The first EPOLL_CTL_ADD of a
  * stack socket gives it a lepoll (the POSIX layer records which epoll fd has
  * which: posix/epoll_fd.c): kernel fds keep going to the kernel set, stack
- * sockets to the lepoll. Each epitem sits on three lists: its socket's watchers (so a
- * readiness change finds it in O(watchers)), its lepoll's interest list (so
- * close can detach them all) and, while it may be ready, its lepoll's ready
- * list. A watcher's changed() only queues its item: readiness is computed by the
+ * sockets to the lepoll. A lepoll has a part per loop (stack context) whose
+ * sockets it watches, under that loop's lock: stacks share no lock for the
+ * readiness of one set. Each epitem sits on three lists: its socket's
+ * watchers (so a readiness change finds it in O(watchers)), its part's
+ * interest list (so close can detach them all) and, while it may be ready,
+ * its part's ready list. A watcher's changed() only queues its item: readiness is computed by the
  * waiter, once per item per wait, like Linux's ep_poll_callback /
  * ep_send_events split.
  *
@@ -33,15 +36,16 @@
  * parked item is freed with its socket (ev_forget_sock) or its lepoll.
  */
 
-/* ---- lists (under rt_lock) ---- */
+/* ---- lists (under the item's loop's lock) ---- */
 
 void ev_ready_add(struct epitem *it)
 {
     if (it->ready)
         return;
+    struct lepoll_part *p = &it->ep->part[it->part];
     it->ready = true;
-    it->ep->nready++;
-    ev_list_append(&it->ep->ready, &it->in_ready);
+    p->nready++;
+    ev_list_append(&p->ready, &it->in_ready);
 }
 
 void ev_ready_del(struct epitem *it)
@@ -49,7 +53,7 @@ void ev_ready_del(struct epitem *it)
     if (!it->ready)
         return;
     it->ready = false;
-    it->ep->nready--;
+    it->ep->part[it->part].nready--;
     ev_list_del(&it->in_ready);
 }
 
@@ -58,8 +62,8 @@ static struct epitem *item_of_watcher(struct lsock_watcher *w)
     return (struct epitem *)((char *)w - offsetof(struct epitem, w));
 }
 
-/* The item's watcher, called by the sock layer under rt_lock (inside
- * rt_poll or an lsock call): queue the item, if armed, for a check by the
+/* The item's watcher, called by the sock layer under its loop's lock
+ * (inside a round or an lsock call): queue the item, if armed, for a check by the
  * waiter; or, when the socket now has none of the events it reports (its
  * events were computed just before, lsock_events_told), take it off the
  * ready list, as the waiter's check would: a level-triggered item that
@@ -102,7 +106,7 @@ static void item_free(struct epitem *it)
     ev_ready_del(it);
     ev_list_del(&it->in_interest);
     if (it->kernel_half)
-        it->ep->nkernel_half--;
+        __atomic_sub_fetch(&it->ep->nkernel_half, 1, __ATOMIC_RELAXED);
     free(it);
 }
 
@@ -146,25 +150,35 @@ struct lepoll *ev_lepoll_new(void)
     if (lep == NULL)
         return NULL;
     lep->refs = 1;
-    ev_list_init(&lep->interest);
-    ev_list_init(&lep->ready);
+    for (unsigned i = 0; i < STACK_LOOP_MAX; i++) {
+        ev_list_init(&lep->part[i].interest);
+        ev_list_init(&lep->part[i].ready);
+    }
     return lep;
 }
 
 void ev_lepoll_get(struct lepoll *lep)
 {
-    lep->refs++;
+    __atomic_add_fetch(&lep->refs, 1, __ATOMIC_RELAXED);
 }
 
-/* The last reference detaches every item from its socket and frees the
- * lepoll. The kernel set needs nothing: it dies with the kernel epoll
- * file. */
+/* The last reference detaches every item from its socket, a part at a
+ * time under its loop's lock, and frees the lepoll. The kernel set needs
+ * nothing: it dies with the kernel epoll file. */
 void ev_lepoll_put(struct lepoll *lep)
 {
-    if (--lep->refs > 0)
+    if (__atomic_sub_fetch(&lep->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
-    while (!ev_list_empty(&lep->interest))
-        item_free(ev_item_of_interest(lep->interest.next));
+    for (unsigned i = 0; i < STACK_LOOP_MAX; i++) {
+        struct stack_loop *l = __atomic_load_n(&lep->loops[i], __ATOMIC_ACQUIRE);
+        if (l == NULL)
+            continue;
+        struct lepoll_part *p = &lep->part[i];
+        l->ops->lock(l);
+        while (!ev_list_empty(&p->interest))
+            item_free(ev_item_of_interest(p->interest.next));
+        l->ops->unlock(l);
+    }
     free(lep);
 }
 
@@ -191,16 +205,20 @@ static int ctl_add(struct lepoll *lep, int epfd, int fd, struct lsock *s, bool k
             errno = ENOMEM;
             return -1;
         }
+        struct stack_loop *l = lsock_loop(s);
         it->ep = lep;
+        it->part = l->index;
         it->sock = s;
         it->fd = fd;
         it->kernel_half = kernel_half;
         watcher_link(it);
-        ev_list_append(&lep->interest, &it->in_interest);
+        ev_list_append(&lep->part[it->part].interest, &it->in_interest);
         ev_list_init(&it->in_ready);
+        if (__atomic_load_n(&lep->loops[it->part], __ATOMIC_RELAXED) == NULL)
+            __atomic_store_n(&lep->loops[it->part], l, __ATOMIC_RELEASE); /* epoll_wait looks there from now on */
     }
     if (kernel_half)
-        lep->nkernel_half++;
+        __atomic_add_fetch(&lep->nkernel_half, 1, __ATOMIC_RELAXED);
     item_arm(it, ev);
     return 0;
 }
@@ -219,7 +237,7 @@ static int ctl_del(struct epitem *it, int epfd, int fd)
 {
     if (it->kernel_half) {
         libc.epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); /* may be gone already */
-        it->ep->nkernel_half--;
+        __atomic_sub_fetch(&it->ep->nkernel_half, 1, __ATOMIC_RELAXED);
         it->kernel_half = false;
     }
     ev_ready_del(it);

@@ -6,15 +6,16 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "ctl/app_counters.h"
 #include "event/ev_priv.h"
 #include "event/event.h"
 #include "common/libc.h"
+#include "common/stack_loop.h"
 #include "sock/lsock.h"
 
 /*
- * The walk (under rt_lock, after a poll round) takes each queued item off
- * the head of the ready list, computes its readiness, and reports it if any
+ * The walk (a part of the set at a time, under that part's loop's lock,
+ * after its poll round) takes each queued item off the head of the part's
+ * ready list, computes its readiness, and reports it if any
  * interest bit (or EPOLLERR/EPOLLHUP) is set. A level-triggered item that
  * reported goes back to the TAIL of the list, so with a small maxevents the
  * items behind it get their turn on the next call (Linux does the same in
@@ -39,18 +40,19 @@ struct ep_wait {
     int epfd;
     struct epoll_event *evs;
     int max;
+    int limit;           /* this round's slots for stack events (one less when the kernel is owed) */
     bool merge;          /* the set holds kernel halves: merge duplicates */
 };
 
-/* Under rt_lock: report up to limit ready items into evs. Out of line:
- * ep_stack calls it only when the ready list has items (an idle round's
- * empty look stays a few instructions). */
-static __attribute__((noinline)) int ep_collect(struct lepoll *lep, struct epoll_event *evs, int limit)
+/* Under the part's loop's lock: report up to limit ready items into evs.
+ * Out of line: ep_stack calls it only when the ready list has items (an
+ * idle round's empty look stays a few instructions). */
+static __attribute__((noinline)) int ep_collect(struct lepoll_part *p, struct epoll_event *evs, int limit)
 {
     int n = 0;
-    unsigned todo = lep->nready;
+    unsigned todo = p->nready;
     while (todo-- > 0 && n < limit) {
-        struct epitem *it = ev_item_of_ready(lep->ready.next);
+        struct epitem *it = ev_item_of_ready(p->ready.next);
         ev_ready_del(it);
         uint32_t ev = ev_sock_bits(lsock_events(it->sock)) & (it->events | EPOLLERR | EPOLLHUP);
         if (ev == 0)
@@ -66,16 +68,31 @@ static __attribute__((noinline)) int ep_collect(struct lepoll *lep, struct epoll
     return n;
 }
 
-static int ep_stack(void *ctx)
+/* The loops of the set's parts; the start of a round: the slots the
+ * stack may fill this round. */
+static unsigned ep_loops(void *ctx, struct stack_loop **out)
 {
     struct ep_wait *w = ctx;
-    int limit = w->max;
+    unsigned n = 0;
+    for (unsigned i = 0; i < STACK_LOOP_MAX; i++) {
+        struct stack_loop *l = __atomic_load_n(&w->lep->loops[i], __ATOMIC_ACQUIRE);
+        if (l != NULL)
+            out[n++] = l;
+    }
+    w->limit = w->max;
     if (__atomic_load_n(&w->lep->kernel_owed, __ATOMIC_RELAXED)) {
-        limit--; /* may be 0: the kernel set goes first this round */
+        w->limit--; /* may be 0: the kernel set goes first this round */
         __atomic_store_n(&w->lep->kernel_due.at, 0, __ATOMIC_RELAXED); /* and now */
     }
-    w->merge = w->lep->nkernel_half > 0;
-    return w->lep->nready == 0 ? 0 : ep_collect(w->lep, w->evs, limit);
+    w->merge = __atomic_load_n(&w->lep->nkernel_half, __ATOMIC_RELAXED) > 0;
+    return n;
+}
+
+static int ep_stack(void *ctx, struct stack_loop *l, int n)
+{
+    struct ep_wait *w = ctx;
+    struct lepoll_part *p = &w->lep->part[l->index];
+    return p->nready == 0 || n >= w->limit ? n : n + ep_collect(p, w->evs + n, w->limit - n);
 }
 
 /* Fold kernel events evs[n..n+k) whose data equals a stack event's into it
@@ -138,6 +155,7 @@ static int ep_block(void *ctx, int wake_fd, int timeout_ms)
 }
 
 static const struct ev_source ep_source = {
+    .loops = ep_loops,
     .stack = ep_stack,
     .kernel = ep_kernel,
     .kernel_due = ep_kernel_due,
@@ -156,9 +174,15 @@ int ev_epoll_pwait(struct lepoll *lep, int epfd, struct epoll_event *evs, int ma
     } else {
         struct ep_wait w = {.lep = lep, .epfd = epfd, .evs = evs, .max = max};
         rc = ev_wait(&ep_source, &w, timeout_ms, mask);
-        app_cnt.epoll_waits++; /* stackctl show stats */
-        if (rc > 0)
-            app_cnt.wakeups++;
+        for (unsigned i = 0; i < STACK_LOOP_MAX; i++) {
+            struct stack_loop *l = __atomic_load_n(&lep->loops[i], __ATOMIC_ACQUIRE);
+            if (l == NULL)
+                continue;
+            loop_count(&l->app_epoll_waits); /* on the loop of the set's first stack (stackctl show stats) */
+            if (rc > 0)
+                loop_count(&l->app_wakeups);
+            break;
+        }
     }
     return rc;
 }

@@ -13,7 +13,7 @@
 #include "event/ev_priv.h"
 #include "event/event.h"
 #include "common/libc.h"
-#include "runtime/runtime.h"
+#include "common/stack_loop.h"
 #include "sock/lsock.h"
 
 /*
@@ -37,23 +37,36 @@ enum { EV_POLL_SMALL = 32 };
 
 struct poll_sock {
     nfds_t idx;          /* in the caller's array */
-    struct lsock *s;
+    struct lsock *s;     /* held for the call (ev_fd_lookup.hold) */
+    struct stack_loop *l; /* its loop */
 };
 
 struct poll_wait {
     struct pollfd *fds;
     struct poll_sock *socks;
     nfds_t nsocks;
+    struct stack_loop *loops[STACK_LOOP_MAX]; /* the sockets' loops */
+    unsigned nloops;
     struct pollfd *kfds; /* the kernel part, a copy */
     nfds_t *kidx;        /* kfds[j] is fds[kidx[j]] */
     nfds_t nk;
 };
 
-static int pw_stack(void *ctx)
+static unsigned pw_loops(void *ctx, struct stack_loop **out)
 {
     struct poll_wait *w = ctx;
-    int n = 0;
+    for (unsigned i = 0; i < w->nloops; i++)
+        out[i] = w->loops[i];
+    return w->nloops;
+}
+
+/* Under l's lock: the revents of l's sockets. */
+static int pw_stack(void *ctx, struct stack_loop *l, int n)
+{
+    struct poll_wait *w = ctx;
     for (nfds_t i = 0; i < w->nsocks; i++) {
+        if (w->socks[i].l != l)
+            continue;
         struct pollfd *p = &w->fds[w->socks[i].idx];
         uint32_t ev = ev_sock_bits(lsock_events(w->socks[i].s));
         p->revents = (short)(ev & ((uint16_t)p->events | POLLERR | POLLHUP));
@@ -107,27 +120,40 @@ static int pw_block(void *ctx, int wake_fd, int timeout_ms)
 }
 
 static const struct ev_source poll_source = {
+    .loops = pw_loops,
     .stack = pw_stack,
     .kernel = pw_kernel,
     .kernel_fds = pw_kernel_fds,
     .block = pw_block,
 };
 
-/* Split fds into w (scratch arrays already set, sized n). Returns the
- * number of stack sockets. */
-static nfds_t pw_split(struct poll_wait *w, struct pollfd *fds, nfds_t n, ev_sock_of_fn sock_of)
+/* The loop of a socket of the wait, among w->loops (added if new). */
+static struct stack_loop *pw_loop(struct poll_wait *w, struct lsock *s)
+{
+    struct stack_loop *l = lsock_loop(s);
+    for (unsigned i = 0; i < w->nloops; i++)
+        if (w->loops[i] == l)
+            return l;
+    w->loops[w->nloops++] = l;
+    return l;
+}
+
+/* Split fds into w (scratch arrays already set, sized n), holding each
+ * stack socket. Returns the number of stack sockets. */
+static nfds_t pw_split(struct poll_wait *w, struct pollfd *fds, nfds_t n, const struct ev_fd_lookup *lk)
 {
     w->fds = fds;
     w->nsocks = 0;
+    w->nloops = 0;
     w->nk = 0;
     for (nfds_t i = 0; i < n; i++) {
         fds[i].revents = 0;
         if (fds[i].fd < 0)
             continue;
         bool kernel_half = false;
-        struct lsock *s = sock_of(fds[i].fd, &kernel_half);
+        struct lsock *s = lk->hold(fds[i].fd, &kernel_half);
         if (s != NULL)
-            w->socks[w->nsocks++] = (struct poll_sock){.idx = i, .s = s};
+            w->socks[w->nsocks++] = (struct poll_sock){.idx = i, .s = s, .l = pw_loop(w, s)};
         if (s == NULL || kernel_half) {
             w->kfds[w->nk] = (struct pollfd){.fd = fds[i].fd, .events = fds[i].events};
             w->kidx[w->nk++] = i;
@@ -137,11 +163,10 @@ static nfds_t pw_split(struct poll_wait *w, struct pollfd *fds, nfds_t n, ev_soc
 }
 
 /* True if some fd of fds is a stack socket (the cheap pre-check). */
-static bool any_stack_sock(const struct pollfd *fds, nfds_t n, ev_sock_of_fn sock_of)
+static bool any_stack_sock(const struct pollfd *fds, nfds_t n, const struct ev_fd_lookup *lk)
 {
-    bool kernel_half;
     for (nfds_t i = 0; i < n; i++)
-        if (fds[i].fd >= 0 && sock_of(fds[i].fd, &kernel_half) != NULL)
+        if (fds[i].fd >= 0 && lk->is_sock(fds[i].fd))
             return true;
     return false;
 }
@@ -152,9 +177,9 @@ static int kernel_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigs
     return libc.ppoll(fds, n, timeout_ms < 0 ? NULL : &ts, mask);
 }
 
-int ev_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask, ev_sock_of_fn sock_of)
+int ev_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask, const struct ev_fd_lookup *lk)
 {
-    if (fds == NULL || rt_is_child() || !any_stack_sock(fds, n, sock_of))
+    if (fds == NULL || !any_stack_sock(fds, n, lk))
         return kernel_ppoll(fds, n, timeout_ms, mask);
 
     /* kfds has one slot more than fds: pw_block's wake fd. */
@@ -178,19 +203,12 @@ int ev_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *mask,
         w.kfds = (struct pollfd *)(w.socks + n);
         w.kidx = (nfds_t *)(w.kfds + n + 1);
     }
-    /* The sockets are held for the wait: another thread may close one
-     * (lsock_hold); the lookup is under the lock, as is every close. */
-    rt_lock();
-    pw_split(&w, fds, n, sock_of);
-    for (nfds_t i = 0; i < w.nsocks; i++)
-        lsock_hold(w.socks[i].s);
-    rt_unlock();
-    int rc = ev_wait(&poll_source, &w, timeout_ms, mask);
+    /* The sockets are held for the wait: another thread may close one. */
+    pw_split(&w, fds, n, lk);
+    int rc = w.nsocks > 0 ? ev_wait(&poll_source, &w, timeout_ms, mask) : kernel_ppoll(fds, n, timeout_ms, mask);
     int saved = errno;
-    rt_lock();
     for (nfds_t i = 0; i < w.nsocks; i++)
         lsock_release(w.socks[i].s);
-    rt_unlock();
     free(heap);
     errno = saved;
     return rc;

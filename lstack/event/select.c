@@ -34,7 +34,7 @@ static bool in_set(const fd_set *s, int fd)
 /* Build the pollfd array for the fds in any set. Returns how many, and
  * whether one of them is a stack socket in *stack. */
 static int sel_build(int nfds, fd_set *r, fd_set *w, fd_set *e, struct pollfd *pfds, bool *stack,
-                     ev_sock_of_fn sock_of)
+                     const struct ev_fd_lookup *lk)
 {
     int np = 0;
     *stack = false;
@@ -44,8 +44,7 @@ static int sel_build(int nfds, fd_set *r, fd_set *w, fd_set *e, struct pollfd *p
         if (events == 0)
             continue;
         pfds[np++] = (struct pollfd){.fd = fd, .events = events};
-        bool kernel_half;
-        if (!*stack && sock_of(fd, &kernel_half) != NULL)
+        if (!*stack && lk->is_sock(fd))
             *stack = true;
     }
     return np;
@@ -91,13 +90,13 @@ static uint64_t sel_now_ns(void)
 }
 
 int ev_pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, int timeout_ms, const sigset_t *mask,
-               ev_sock_of_fn sock_of)
+               const struct ev_fd_lookup *lk)
 {
     struct pollfd pfds[FD_SETSIZE];
     bool stack = false;
     int np = 0;
     if (nfds > 0 && nfds <= FD_SETSIZE)
-        np = sel_build(nfds, r, w, e, pfds, &stack, sock_of);
+        np = sel_build(nfds, r, w, e, pfds, &stack, lk);
     if (!stack) {
         struct timespec ts = {.tv_sec = timeout_ms / 1000, .tv_nsec = (long)(timeout_ms % 1000) * 1000000L};
         return libc.pselect(nfds, r, w, e, timeout_ms < 0 ? NULL : &ts, mask);
@@ -108,7 +107,7 @@ int ev_pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, int timeout_ms, const 
     uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : sel_now_ns() + (uint64_t)timeout_ms * 1000000u;
     int left = timeout_ms;
     for (;;) {
-        int rc = ev_ppoll(pfds, (nfds_t)np, left, mask, sock_of);
+        int rc = ev_ppoll(pfds, (nfds_t)np, left, mask, lk);
         if (rc < 0)
             return -1;
         if (rc > 0) {

@@ -1,8 +1,9 @@
 /*
  * wait.c - run-to-completion's wait loop (ev_wait_polling), shared by
  * epoll_wait, poll, select and the blocking socket calls: deadline, stack
- * polling under rt_lock, the rate-limited kernel check, the low-power sleep,
- * the signal mask; ev_wait, which runs the mode's loop; and ev_wait_sock.
+ * polling of the source's loops, each under its lock, the rate-limited
+ * kernel check, the low-power sleep, the signal mask; ev_wait, which runs
+ * the mode's loop; and ev_wait_sock.
  * Run-to-wakeup's loop is wait_sleep.c.
  * Design: docs/design.md#the-wait-loop-sends-at-the-next-wait-timed-kernel-checks
  */
@@ -16,13 +17,14 @@
 #include "event/ev_priv.h"
 #include "event/event.h"
 #include "common/libc.h"
-#include "runtime/runtime.h"
+#include "common/stack_loop.h"
 #include "sock/lsock.h"
 
 /*
  * Run-to-completion: the waiting thread is the one that polls the NIC, so a
- * wait is a loop of poll rounds. Each round: rt_poll() and the stack check
- * under rt_lock, then (if due) the kernel check without it. The kernel check
+ * wait is a loop of poll rounds. Each round: for each loop the source
+ * watches, its poll round and the stack check under its lock; then (if
+ * due) the kernel check without one. The kernel check
  * is a zero-timeout syscall made at most every EV_KERNEL_CHECK_US, and
  * always before a call would return nothing (epoll_wait(0) on a ready pipe
  * reports it). The due time is kept across calls where the source has a
@@ -38,7 +40,7 @@
  * socket) look on the first round of each call. In low_power_mode,
  * once nothing arrived for EV_IDLE_US, the kernel check blocks for up to
  * 1 ms instead of spinning (an idle stack then costs ~1000 syscalls/s).
- * A port that can wake a sleeper (ltran's, runtime/sleep.c) shortens that:
+ * A port that can wake a sleeper (ltran's: the loop's wake_begin) shortens that:
  * idle EV_WAKE_IDLE_US, then one poll() of the kernel fds and the port's
  * wake-up fd, up to EV_WOKEN_SLEEP_MS, ends as soon as a frame comes for
  * this process (ev_sleep_woken). The idle time grows up to
@@ -92,13 +94,14 @@ enum {
  * part without waiting; where the wake-up fd cannot be polled (more kernel
  * fds than EV_WAKE_FDS, no fd from the port) a timed sleep of sleep_ms
  * instead. Returns what src->kernel returns. */
-static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sleep_ms, int woken_ms)
+static int ev_sleep_woken(const struct ev_source *src, void *ctx, struct stack_loop *l, int n, int sleep_ms,
+                          int woken_ms)
 {
     struct pollfd fds[EV_WAKE_FDS + 1];
     int k = src->kernel_fds != NULL ? src->kernel_fds(ctx, fds, EV_WAKE_FDS) : -1;
     if (k < 0)
         return src->kernel(ctx, n, sleep_ms);
-    int wfd = rt_sleep_begin();
+    int wfd = l->ops->wake_begin(l);
     if (wfd == -EAGAIN)
         return src->kernel(ctx, n, 0); /* frames came meanwhile */
     if (wfd < 0)
@@ -106,7 +109,7 @@ static int ev_sleep_woken(const struct ev_source *src, void *ctx, int n, int sle
     fds[k] = (struct pollfd){.fd = wfd, .events = POLLIN};
     int r = libc.poll(fds, (nfds_t)k + 1, woken_ms);
     int saved = errno;
-    rt_sleep_end();
+    l->ops->wake_end(l);
     if (r < 0 && saved == EINTR && !src->restart && n == 0) {
         errno = EINTR;
         return -1;
@@ -136,15 +139,12 @@ static uint64_t ev_now_ns(void)
     return tsc_clock_ns(&ev_clock);
 }
 
-/* When the last poll round (of any thread) ended, on its thread's clock:
- * written under rt_lock after each round, read at the start of a wait. */
-static uint64_t ev_polled_at;
-
-/* A round ended less than EV_FRESH_NS before now (a little either way: the
- * clocks of two threads may differ by their estimates' drift). */
-static bool ev_fresh(uint64_t now)
+/* l's last poll round (of any thread) ended less than EV_FRESH_NS before
+ * now (a little either way: the clocks of two threads may differ by their
+ * estimates' drift): stack_loop.polled_at, written after each round. */
+static bool ev_fresh(const struct stack_loop *l, uint64_t now)
 {
-    uint64_t at = __atomic_load_n(&ev_polled_at, __ATOMIC_RELAXED);
+    uint64_t at = __atomic_load_n(&l->polled_at, __ATOMIC_RELAXED);
     return at != 0 && (int64_t)(now - at) < EV_FRESH_NS;
 }
 
@@ -155,7 +155,7 @@ static bool ev_expired(uint64_t now, uint64_t deadline)
     return now >= deadline && tsc_clock_mono_ns() >= deadline;
 }
 
-/* Let a sibling hyperthread (or a thread waiting for rt_lock) run. */
+/* Let a sibling hyperthread (or a thread waiting for a loop's lock) run. */
 static inline void ev_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -163,11 +163,50 @@ static inline void ev_relax(void)
 #endif
 }
 
+/* One round of every loop of the group (the waiting thread is their owner:
+ * a stack none of its sockets is on takes SYNs for a listener's copy, or
+ * frames handed over), each under its own lock: its poll round (or, for a
+ * loop of the source on a fresh start, the flush and a look without one if
+ * that finds something), and, for the source's loops ls[0..nl), the look
+ * at its sockets. Returns the entries found; *frames: the frames the
+ * rounds received. */
+static int ev_round(const struct ev_source *src, void *ctx, struct stack_loop **ls, unsigned nl, bool fresh,
+                    unsigned *frames)
+{
+    int n = 0;
+    unsigned count = nl > 0 ? ls[0]->count : 0;
+    for (unsigned i = 0; i < count; i++) {
+        struct stack_loop *l = ls[0]->all[i];
+        bool mine = ev_has_loop(ls, nl, l);
+        int k = n;
+        bool polled = false;
+        l->ops->lock(l);
+        if (mine && fresh && ev_fresh(l, ev_now_ns())) {
+            l->ops->flush(l);
+            n = src->stack(ctx, l, n);
+        }
+        if (n == k) {
+            *frames += l->ops->poll(l);
+            if (mine)
+                n = src->stack(ctx, l, n);
+            polled = true;
+        }
+        l->ops->unlock(l);
+        if (polled)
+            __atomic_store_n(&l->polled_at, ev_now_ns(), __ATOMIC_RELAXED);
+        if (l->ops->contended(l))
+            sched_yield(); /* let another thread using one of its sockets in */
+    }
+    return n;
+}
+
 static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
 {
     sigset_t saved_mask;
     bool masked = mask != NULL && pthread_sigmask(SIG_SETMASK, mask, &saved_mask) == 0;
-    bool low_power = rt_low_power();
+    struct stack_loop *ls[STACK_LOOP_MAX];
+    unsigned nl = src->loops(ctx, ls);
+    bool low_power = nl > 0 && ls[0]->low_power;
     uint64_t now = ev_now_ns();
     /* A timeout > 0 is counted from the end of the first round: a call that
      * returns from its first round (a busy server's, nearly all) reads no
@@ -177,41 +216,27 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
     struct ev_kernel_due call_due = {.at = now}; /* without a kept one, the first round looks */
     struct ev_kernel_due *kernel_due = src->kernel_due != NULL ? src->kernel_due(ctx) : &call_due;
     uint64_t busy_at = now;  /* when a frame last arrived */
-    bool wake = low_power && rt_can_wake();
+    bool wake = low_power && ls[0]->can_wake;
     const uint64_t base_ns = (wake ? EV_WAKE_IDLE_US : EV_IDLE_US) * 1000u;
     const uint64_t spin_max_ns = EV_WAKE_SPIN_MAX_US * 1000u;
     uint64_t idle_ns = wake ? idle_gap_window(&ev_gap, now, base_ns, spin_max_ns) : base_ns;
     int n;
-    /* The stack was polled a moment ago (the application went from one
-     * wait to the next through a few socket calls): send what those calls
-     * queued, and answer from the ready list if it has something, as Linux
-     * answers from its ready list without looking at the NIC; only if it
-     * has nothing, poll. Rounds still run at least every EV_FRESH_NS while
-     * the application keeps calling. */
-    bool fresh = ev_fresh(now);
+    /* A loop polled a moment ago (the application went from one wait to
+     * the next through a few socket calls): send what those calls queued,
+     * and answer from the ready list if it has something, as Linux answers
+     * from its ready list without looking at the NIC; only if it has
+     * nothing, poll. Rounds still run at least every EV_FRESH_NS while the
+     * application keeps calling. The first round of a call only. */
+    bool fresh = true;
 
     for (;;) {
-        rt_lock();
         unsigned frames = 0;
-        bool polled = false;
-        n = 0;
-        if (fresh) {
-            rt_flush();
-            n = src->stack(ctx);
-            fresh = false;
-        }
-        if (n == 0) {
-            frames = rt_poll();
-            n = src->stack(ctx);
-            polled = true;
-        }
-        rt_unlock();
-        if (rt_lock_contended())
-            sched_yield(); /* let another thread using a stack socket in */
+        if (!fresh)
+            nl = src->loops(ctx, ls); /* the set may have gained a loop */
+        n = ev_round(src, ctx, ls, nl, fresh, &frames);
+        fresh = false;
 
         now = ev_now_ns();
-        if (polled)
-            __atomic_store_n(&ev_polled_at, now, __ATOMIC_RELAXED);
         if (frames > 0) {
             busy_at = now;
             if (wake) {
@@ -231,7 +256,7 @@ static int ev_wait_poll_loop(const struct ev_source *src, void *ctx, long timeou
             if (sleep_ms > 0 && wake) {
                 uint64_t left_ms = deadline == UINT64_MAX ? EV_WOKEN_SLEEP_MS : (deadline - now) / 1000000u;
                 int woken_ms = left_ms < EV_WOKEN_SLEEP_MS ? (int)left_ms : EV_WOKEN_SLEEP_MS;
-                total = ev_sleep_woken(src, ctx, n, sleep_ms, woken_ms);
+                total = ev_sleep_woken(src, ctx, ls[0], n, sleep_ms, woken_ms);
             } else {
                 total = src->kernel(ctx, n, sleep_ms);
             }
@@ -272,18 +297,12 @@ const struct ev_wait_ops ev_wait_polling = {
     .wait = ev_wait_poll_loop,
 };
 
-/* The mode's loop: set once by ev_use before any application thread
- * waits, read without a barrier after. */
-static const struct ev_wait_ops *ev_mode = &ev_wait_polling;
-
-void ev_use(const struct ev_wait_ops *w)
-{
-    ev_mode = w;
-}
-
 int ev_wait(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
 {
-    return ev_mode->wait(src, ctx, timeout_ms, mask);
+    struct stack_loop *ls[STACK_LOOP_MAX];
+    if (src->loops(ctx, ls) == 0) /* no socket on a loop (a set emptied): the kernel part alone */
+        return ev_wait_polling.wait(src, ctx, timeout_ms, mask);
+    return ls[0]->ops->wait->wait(src, ctx, timeout_ms, mask);
 }
 
 /* ---- one socket ---- */
@@ -296,11 +315,19 @@ struct sock_wait {
     uint32_t seen;
 };
 
-static int sw_stack(void *ctx)
+static unsigned sw_loops(void *ctx, struct stack_loop **out)
 {
     struct sock_wait *w = ctx;
+    out[0] = lsock_loop(w->s);
+    return 1;
+}
+
+static int sw_stack(void *ctx, struct stack_loop *l, int n)
+{
+    struct sock_wait *w = ctx;
+    (void)l;
     w->seen = lsock_events(w->s) & (w->events | EPOLLERR | EPOLLHUP);
-    return w->seen != 0;
+    return n + (w->seen != 0);
 }
 
 static int sw_kernel(void *ctx, int n, int timeout_ms)
@@ -346,6 +373,7 @@ static int sw_block(void *ctx, int wake_fd, int timeout_ms)
 }
 
 static const struct ev_source sock_source = {
+    .loops = sw_loops,
     .stack = sw_stack,
     .kernel = sw_kernel,
     .kernel_fds = sw_kernel_fds,
@@ -358,13 +386,9 @@ uint32_t ev_wait_sock(struct lsock *s, int fd, bool kernel_half, uint32_t events
     /* The kernel half is a listener: only its EPOLLIN (a connection) counts. */
     struct sock_wait w = {.s = s, .fd = fd, .kernel_half = kernel_half && (events & EPOLLIN), .events = events};
     int saved = errno;
-    rt_lock();
     lsock_hold(s); /* another thread may close the fd meanwhile */
-    rt_unlock();
     int n = ev_wait(&sock_source, &w, timeout_ms, NULL);
-    rt_lock();
     lsock_release(s);
-    rt_unlock();
     errno = saved;
     return n > 0 ? w.seen : 0;
 }

@@ -1,7 +1,8 @@
 /*
  * wait_sleep.c - run-to-wakeup's wait loop (ev_wait_sleeping): the waiting
  * application thread never polls the NIC (the stack thread does,
- * runtime/mode_rtw.c); it looks at its stack sockets under the lock, looks
+ * runtime/mode_rtw.c); it looks at its stack sockets under their loops'
+ * locks, looks
  * at its kernel fds without waiting, and when neither has anything sleeps in
  * the kernel (ppoll) on its kernel fds and its wake fd, an eventfd that the
  * stack thread writes once a socket's readiness changed. An idle
@@ -14,15 +15,18 @@
 #include <time.h>
 
 #include "common/libc.h"
+#include "common/stack_loop.h"
 #include "event/ev_priv.h"
 #include "event/event.h"
-#include "runtime/runtime.h"
 
 /*
- * No lost wake-up: the thread links itself as a sleeper (rt_sleep_arm) in
- * the same hold of the lock as the look that found nothing; a change is
- * made under that lock too, so it either came before the look (seen) or
- * after the link (the stack thread signals the fd).
+ * No lost wake-up: on each loop of the process, the thread links itself as
+ * a sleeper (the loop's sleep_arm) in the same hold of that loop's lock as
+ * its look at the loop's sockets that found nothing; a change is made
+ * under that lock too, so it either came before the look (seen) or after
+ * the link (that loop's stack thread signals the fd). The thread links
+ * itself on every loop of the group, not only those of its sockets: a set
+ * may gain a socket of another loop while it sleeps.
  *
  * System calls per sleep: the look that finds nothing goes straight to the
  * ppoll (its kernel fds report a ready one at once, so a zero-timeout
@@ -59,23 +63,75 @@ int ev_block_fds(struct pollfd *fds, nfds_t n, int wake_slot, int timeout_ms)
     return k > 0 ? rc | EV_BLOCK_KERNEL : rc;
 }
 
+/* Unlink the calling thread from the loops of armed (a bit per index). */
+static void disarm(struct stack_loop *const *all, uint32_t armed)
+{
+    for (unsigned i = 0; armed != 0; i++, armed >>= 1) {
+        if (!(armed & 1))
+            continue;
+        all[i]->ops->lock(all[i]);
+        all[i]->ops->sleep_disarm(all[i]);
+        all[i]->ops->unlock(all[i]);
+    }
+}
+
+/* One look: every loop of the group in turn, under its lock, unlinking
+ * the thread left linked by the previous sleep (if the stack did not
+ * signal), looking at the source's sockets of that loop, and, while
+ * nothing was found and the caller may sleep, linking the thread as a
+ * sleeper in the same hold. Returns the entries found; *fd: the wake fd
+ * (-1: not linked everywhere: no sleep on it), *armed: the loops it is
+ * linked on. */
+static int look_and_arm(const struct ev_source *src, void *ctx, struct stack_loop *const *all, unsigned count,
+                        bool may_sleep, int *fd, uint32_t *armed)
+{
+    struct stack_loop *ls[STACK_LOOP_MAX];
+    unsigned nl = src->loops(ctx, ls);
+    int n = 0;
+    *fd = -1;
+    bool linked = may_sleep;
+    for (unsigned i = 0; i < count; i++) {
+        struct stack_loop *l = all[i];
+        l->ops->lock(l);
+        if (*armed & (1u << i)) {
+            l->ops->sleep_disarm(l);
+            *armed &= ~(1u << i);
+        }
+        if (ev_has_loop(ls, nl, l))
+            n = src->stack(ctx, l, n);
+        if (n == 0 && linked) {
+            int w = l->ops->sleep_arm(l);
+            if (w >= 0) {
+                *fd = w;
+                *armed |= 1u << i;
+            } else {
+                linked = false; /* out of fds: look again every millisecond */
+            }
+        }
+        l->ops->unlock(l);
+    }
+    if (!linked || n > 0)
+        *fd = -1;
+    return n;
+}
+
 static int ev_wait_sleep_loop(const struct ev_source *src, void *ctx, long timeout_ms, const sigset_t *mask)
 {
     sigset_t saved_mask;
     bool masked = mask != NULL && pthread_sigmask(SIG_SETMASK, mask, &saved_mask) == 0;
     uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : mono_ns() + (uint64_t)timeout_ms * 1000000u;
+    struct stack_loop *ls[STACK_LOOP_MAX];
+    src->loops(ctx, ls);
+    struct stack_loop *const *all = ls[0]->all;
+    unsigned count = ls[0]->count;
     int n;
     int err = 0;
     int fd = -1;          /* the wake fd while linked as a sleeper */
+    uint32_t armed = 0;   /* the loops it is linked on */
     bool kernel_news = false; /* the last sleep ended for a kernel fd, a signal or the time */
 
     for (;;) {
-        rt_lock();
-        if (fd >= 0)
-            rt_sleep_disarm(); /* from the previous sleep, if the stack did not signal */
-        n = src->stack(ctx);
-        fd = n == 0 && timeout_ms != 0 ? rt_sleep_arm() : -1;
-        rt_unlock();
+        n = look_and_arm(src, ctx, all, count, timeout_ms != 0, &fd, &armed);
 
         uint64_t now = 0;
         /* Going to sleep on the kernel fds and the wake fd: the sleep
@@ -111,8 +167,10 @@ static int ev_wait_sleep_loop(const struct ev_source *src, void *ctx, long timeo
         if (fd < 0 && (left < 0 || left > 1))
             left = 1; /* no wake fd (out of fds): look again every millisecond */
         int rc = src->block(ctx, fd, left);
-        if (rc > 0 && (rc & EV_BLOCK_WOKEN))
-            rt_sleep_drain(fd);
+        if (rc > 0 && (rc & EV_BLOCK_WOKEN)) {
+            uint64_t v;
+            (void)libc.read(fd, &v, sizeof(v)); /* consume the wake-up */
+        }
         /* a kernel fd, an error or a signal: look at the kernel part
          * next time round (a timeout ends in that look as well) */
         kernel_news = rc != EV_BLOCK_WOKEN;
@@ -122,11 +180,7 @@ static int ev_wait_sleep_loop(const struct ev_source *src, void *ctx, long timeo
             break;
         }
     }
-    if (fd >= 0) {
-        rt_lock();
-        rt_sleep_disarm();
-        rt_unlock();
-    }
+    disarm(all, armed);
 
     if (masked)
         pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);

@@ -19,6 +19,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "common/sanitizer.h"
 #include "nic/handover.h"
 #include "nic/steer.h"
 
@@ -101,7 +102,7 @@ struct nic_handover *nic_handover_create(unsigned slots, int node, char *err, si
     return h;
 }
 
-void nic_handover_free(struct nic_handover *h)
+LSTACK_NO_TSAN void nic_handover_free(struct nic_handover *h)
 {
     if (h == NULL)
         return;
@@ -116,14 +117,16 @@ void nic_handover_free(struct nic_handover *h)
     free(h);
 }
 
-unsigned nic_handover_take(struct nic_handover *h, struct nic_handover_frame *f, unsigned max)
+LSTACK_NO_TSAN unsigned nic_handover_take(struct nic_handover *h, struct nic_handover_frame *f, unsigned max)
 {
     unsigned got = rte_ring_dequeue_burst_elem(h->ring, f, ESIZE, max, NULL);
+    if (got > 0)
+        LSTACK_TSAN_ACQUIRE(h); /* the frames the senders handed over before their enqueue */
     h->in += got;
     return got;
 }
 
-unsigned nic_handover_count(const struct nic_handover *h)
+LSTACK_NO_TSAN unsigned nic_handover_count(const struct nic_handover *h)
 {
     return rte_ring_count(h->ring);
 }
@@ -166,11 +169,12 @@ static bool waits_for(const struct nic_handover_out *o, unsigned to)
     return false;
 }
 
-int nic_handover_forward(struct nic_handover_out *o, unsigned to, const struct nic_handover_frame *f)
+LSTACK_NO_TSAN int nic_handover_forward(struct nic_handover_out *o, unsigned to, const struct nic_handover_frame *f)
 {
     if (to >= o->nb || o->inbox[to] == NULL)
         return -EINVAL;
     if (o->count == 0 || !waits_for(o, to)) {
+        LSTACK_TSAN_RELEASE(o->inbox[to]);
         if (rte_ring_enqueue_elem(o->inbox[to]->ring, (void *)f, ESIZE) == 0) {
             o->out++;
             return 0;
@@ -186,7 +190,7 @@ int nic_handover_forward(struct nic_handover_out *o, unsigned to, const struct n
     return 0;
 }
 
-unsigned nic_handover_retry(struct nic_handover_out *o)
+LSTACK_NO_TSAN unsigned nic_handover_retry(struct nic_handover_out *o)
 {
     if (o->count == 0)
         return 0;
@@ -196,6 +200,7 @@ unsigned nic_handover_retry(struct nic_handover_out *o)
         struct waiting w = o->w[(o->head + i) % o->capacity];
         uint64_t bit = UINT64_C(1) << w.to;
         if (!(blocked & bit)) {
+            LSTACK_TSAN_RELEASE(o->inbox[w.to]);
             if (rte_ring_enqueue_elem(o->inbox[w.to]->ring, &w.f, ESIZE) == 0) {
                 o->out++;
                 continue;

@@ -169,6 +169,8 @@ struct nic_params {
     uint16_t rx_desc;       /* rx queue size */
     uint16_t tx_desc;       /* tx queue size */
     uint16_t burst;         /* rx burst size (nic_read_number) */
+    bool keep_pool;         /* ops->close leaves the pool: processes that share it still
+                               use it (ltran's secondaries) */
 };
 
 /* Initialise DPDK's EAL with argv[0..argc) (argv[0] is a program name),

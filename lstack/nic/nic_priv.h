@@ -46,6 +46,7 @@ struct dpdk_nic;
  * last is closed (a started port's rx queues still hold their pools). */
 struct dpdk_queue_set {
     unsigned nb;              /* queues */
+    bool keep_pools;          /* nic_params.keep_pool: the pools outlive the close */
     unsigned open;            /* atomic: queues not closed yet */
     struct nic_steer steer;   /* how flows reach the queues (steer.h) */
     struct dpdk_nic *q[NIC_STEER_QUEUES_MAX];

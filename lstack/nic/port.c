@@ -17,6 +17,7 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
+#include "nic/nic_port.h"
 #include "nic/nic_priv.h"
 #include "nic/nic_queues.h"
 
@@ -220,7 +221,7 @@ static void free_set(struct dpdk_queue_set *set)
     for (unsigned i = 0; i < set->nb; i++) {
         if (set->q[i] == NULL)
             continue;
-        if (set->q[i]->pool != NULL)
+        if (set->q[i]->pool != NULL && !set->keep_pools)
             rte_mempool_free(set->q[i]->pool);
         free(set->q[i]);
     }
@@ -290,6 +291,7 @@ int nic_dpdk_open_queues(const struct nic_queues_params *p, struct nic **out, st
     port_rss_steer(port, &info, set->nb, &conf, &set->steer);
     if (steer != NULL)
         *steer = set->steer;
+    set->keep_pools = p->port.keep_pool;
     set->open = set->nb;
     for (unsigned i = 0; i < set->nb; i++)
         out[i] = &set->q[i]->base;
@@ -348,4 +350,11 @@ void dpdk_nic_mac(const struct nic *n, uint8_t mac[6])
 const char *dpdk_nic_name(const struct nic *n)
 {
     return dpdk_nic_c(n)->name;
+}
+
+void nic_dpdk_port_info(const struct nic *nic, struct nic_port_info *out)
+{
+    const struct dpdk_nic *n = dpdk_nic_c(nic);
+    *out = (struct nic_port_info){.port = n->port, .pool = n->pool, .data_room = n->mbuf_data_room};
+    memcpy(out->mac, n->mac.addr_bytes, 6);
 }

@@ -12,14 +12,17 @@
 #include <stdbool.h>
 
 #include "common/libc.h"
+#include "common/stack_loop.h"
 #include "event/event.h"
 #include "posix/epoll_fd.h"
 #include "posix/fdtable.h"
 #include "posix/sock_fd.h"
 #include "runtime/runtime.h"
+#include "sock/lsock.h"
 
-/* Under rt_lock: the lepoll recorded for epfd; NULL with *not_epoll set if
- * epfd is owned by lstack but is no epoll (a stack socket). */
+/* Under the fd table's lock: the lepoll recorded for epfd; NULL with
+ * *not_epoll set if epfd is owned by lstack but is no epoll (a stack
+ * socket). */
 static struct lepoll *lepoll_lookup(int epfd, bool *not_epoll)
 {
     struct fd_entry *e = fdt_get(epfd);
@@ -27,18 +30,21 @@ static struct lepoll *lepoll_lookup(int epfd, bool *not_epoll)
     return e != NULL && e->ops == &epoll_fd_ops ? e->obj : NULL;
 }
 
-/* Under rt_lock: the lepoll for epfd, created if create and epfd is a
- * kernel epoll fd without one. fd is the stack socket being operated on (a
- * real kernel socket): a DEL of it on the kernel set validates epfd like
- * Linux (EBADF: not an fd, EINVAL: not an epoll fd) and is a no-op, since
- * the kernel set holds fd only when it was mirrored, which needs a lepoll.
- * Returns NULL with errno (ENOENT: valid epoll fd, no lepoll, !create). */
+/* Under the fd table's lock: the lepoll for epfd, created if create and
+ * epfd is a kernel epoll fd without one, with a reference for the caller.
+ * fd is the stack socket being operated on (a real kernel socket): a DEL of
+ * it on the kernel set validates epfd like Linux (EBADF: not an fd, EINVAL:
+ * not an epoll fd) and is a no-op, since the kernel set holds fd only when
+ * it was mirrored, which needs a lepoll. Returns NULL with errno (ENOENT:
+ * valid epoll fd, no lepoll, !create). */
 static struct lepoll *lepoll_for(int epfd, int fd, bool create)
 {
     bool not_epoll;
     struct lepoll *lep = lepoll_lookup(epfd, &not_epoll);
-    if (lep != NULL)
+    if (lep != NULL) {
+        ev_lepoll_get(lep);
         return lep;
+    }
     if (not_epoll) {
         errno = EINVAL;
         return NULL;
@@ -58,25 +64,33 @@ static struct lepoll *lepoll_for(int epfd, int fd, bool create)
         ev_lepoll_put(lep);
         return NULL;
     }
+    ev_lepoll_get(lep); /* the caller's; the fd holds the first */
     return lep;
 }
 
 int epfd_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
     bool kernel_half = false;
-    struct lsock *s = rt_is_child() ? NULL : sockfd_lsock(fd, &kernel_half);
+    struct lsock *s = sockfd_hold(fd, &kernel_half);
     if (s == NULL)
         return libc.epoll_ctl(epfd, op, fd, ev);
-    if (ev_epoll_check(epfd, op, fd, ev) != 0)
-        return -1;
-
-    rt_lock();
     int rc = -1;
-    struct lepoll *lep = lepoll_for(epfd, fd, op == EPOLL_CTL_ADD);
-    if (lep != NULL)
-        rc = ev_epoll_ctl(lep, epfd, op, fd, s, kernel_half, ev);
+    if (ev_epoll_check(epfd, op, fd, ev) == 0) {
+        fdt_lock();
+        struct lepoll *lep = lepoll_for(epfd, fd, op == EPOLL_CTL_ADD);
+        fdt_unlock();
+        if (lep != NULL) {
+            struct stack_loop *l = lsock_loop(s);
+            loop_lock(l);
+            rc = ev_epoll_ctl(lep, epfd, op, fd, s, kernel_half, ev);
+            int saved = errno;
+            loop_unlock(l);
+            ev_lepoll_put(lep);
+            errno = saved;
+        }
+    }
     int saved = errno;
-    rt_unlock();
+    lsock_release(s);
     errno = saved;
     return rc;
 }
@@ -87,18 +101,16 @@ int epfd_pwait(int epfd, struct epoll_event *evs, int max, int timeout_ms, const
     if (e == NULL || e->ops != &epoll_fd_ops || rt_is_child())
         return libc.epoll_pwait(epfd, evs, max, timeout_ms, mask);
     bool not_epoll;
-    rt_lock();
+    fdt_lock();
     struct lepoll *lep = lepoll_lookup(epfd, &not_epoll);
     if (lep != NULL)
         ev_lepoll_get(lep);
-    rt_unlock();
+    fdt_unlock();
     if (lep == NULL)
         return libc.epoll_pwait(epfd, evs, max, timeout_ms, mask);
     int rc = ev_epoll_pwait(lep, epfd, evs, max, timeout_ms, mask);
     int saved = errno;
-    rt_lock();
     ev_lepoll_put(lep);
-    rt_unlock();
     errno = saved;
     return rc;
 }
@@ -107,31 +119,28 @@ int epfd_pwait(int epfd, struct epoll_event *evs, int max, int timeout_ms, const
 
 static int epoll_fd_close(struct fd_entry *e, int fd)
 {
-    if (rt_is_child()) {
-        /* The lepoll and the sockets are the parent's: only drop the view. */
-        fdt_clear(fd);
-        return libc.close(fd);
-    }
-    rt_lock();
+    fdt_lock();
     struct lepoll *lep = e->obj;
     fdt_clear(fd);
-    if (lep != NULL)
+    fdt_unlock();
+    /* In a forked child the lepoll and the sockets are the parent's: only
+     * drop the view. */
+    if (lep != NULL && !rt_is_child())
         ev_lepoll_put(lep);
-    rt_unlock();
     return libc.close(fd);
 }
 
 static int epoll_fd_dup(struct fd_entry *e, int fd, int newfd)
 {
     (void)fd;
-    rt_lock();
+    fdt_lock();
     struct lepoll *lep = e->obj;
     ev_lepoll_get(lep);
     int rc = fdt_set(newfd, &epoll_fd_ops, lep);
     int saved = errno;
+    fdt_unlock();
     if (rc != 0)
         ev_lepoll_put(lep);
-    rt_unlock();
     errno = saved;
     return rc;
 }

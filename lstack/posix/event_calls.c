@@ -3,7 +3,7 @@
  * epoll_pwait, poll, ppoll, __poll_chk, select, pselect: to the epoll fds
  * (epoll_fd.c) and the event layer when stack sockets may be involved, else
  * straight to libc. poll and select tell the event layer which fds are
- * stack sockets with sockfd_lsock.
+ * stack sockets with sockfd_lookup.
  */
 #include <limits.h>
 
@@ -57,21 +57,21 @@ int lstack_poll(struct pollfd *fds, nfds_t n, int timeout)
 {
     if (rt_state() != RT_READY)
         return libc.poll(fds, n, timeout);
-    return ev_ppoll(fds, n, timeout, NULL, sockfd_lsock);
+    return ev_ppoll(fds, n, timeout, NULL, &sockfd_lookup);
 }
 
 int lstack_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
     if (rt_state() != RT_READY)
         return libc.ppoll(fds, n, ts, mask);
-    return ev_ppoll(fds, n, ts_ms(ts), mask, sockfd_lsock);
+    return ev_ppoll(fds, n, ts_ms(ts), mask, &sockfd_lookup);
 }
 
 int lstack___poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
     if (rt_state() != RT_READY || fdslen / sizeof(*fds) < n) /* libc reports the overflow */
         return libc.__poll_chk(fds, n, timeout, fdslen);
-    return ev_ppoll(fds, n, timeout, NULL, sockfd_lsock);
+    return ev_ppoll(fds, n, timeout, NULL, &sockfd_lookup);
 }
 
 int lstack_select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
@@ -83,7 +83,7 @@ int lstack_select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
         ts.tv_sec = tv->tv_sec;
         ts.tv_nsec = tv->tv_usec * 1000;
     }
-    return ev_pselect(nfds, r, w, e, ts_ms(tv != NULL ? &ts : NULL), NULL, sockfd_lsock);
+    return ev_pselect(nfds, r, w, e, ts_ms(tv != NULL ? &ts : NULL), NULL, &sockfd_lookup);
 }
 
 int lstack_pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
@@ -91,5 +91,5 @@ int lstack_pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct times
 {
     if (rt_state() != RT_READY)
         return libc.pselect(nfds, r, w, e, ts, mask);
-    return ev_pselect(nfds, r, w, e, ts_ms(ts), mask, sockfd_lsock);
+    return ev_pselect(nfds, r, w, e, ts_ms(ts), mask, &sockfd_lookup);
 }

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include "common/futex_lock.h"
 #include "common/sanitizer.h"
 
 #define FDT_MAX (1 << 20) /* a hard limit above this is capped: 16 MB of address space */
@@ -44,7 +45,7 @@ struct fd_entry *fdt_get(int fd)
     if (fd < 0 || fd >= fdt_size)
         return NULL;
     struct fd_entry *e = &fdt[fd];
-    return e->ops != NULL ? e : NULL;
+    return __atomic_load_n(&e->ops, __ATOMIC_ACQUIRE) != NULL ? e : NULL;
 }
 
 int fdt_set(int fd, const struct fd_ops *ops, void *obj)
@@ -65,6 +66,18 @@ void fdt_clear(int fd)
         return;
     __atomic_store_n(&fdt[fd].ops, NULL, __ATOMIC_RELEASE);
     fdt[fd].obj = NULL;
+}
+
+static struct futex_lock fdt_mu;
+
+void fdt_lock(void)
+{
+    futex_lock(&fdt_mu);
+}
+
+void fdt_unlock(void)
+{
+    futex_unlock(&fdt_mu);
 }
 
 int fdt_next(int from)

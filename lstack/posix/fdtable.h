@@ -8,8 +8,10 @@
  *
  * The table is an array indexed by fd, sized from RLIMIT_NOFILE's hard
  * limit and mapped lazily (untouched pages cost nothing). Lookups are a
- * bounds check and a load, without a lock: entries are set and cleared by the
- * thread that creates or closes the fd, which the fd number itself orders.
+ * bounds check and a load, without a lock; entries are set and cleared
+ * under the table's lock (fdt_lock) by the thread that creates or closes
+ * the fd (the kernel orders a close before the fd number's reuse; the lock
+ * says so to the threads that look).
  */
 #ifndef LSTACK_FDTABLE_H
 #define LSTACK_FDTABLE_H
@@ -35,5 +37,15 @@ void fdt_clear(int fd);
 
 /* The lowest owned fd >= from, or -1. For walks at exit, not for hot paths. */
 int fdt_next(int from);
+
+/* The table's lock, for what must not race with an fd's close: taking a
+ * reference to the object behind an fd that another thread may be closing
+ * (poll and select holding their sockets, epoll_wait its lepoll), against
+ * the close that clears the entry and drops the fd's reference (and dup,
+ * which adds one). Reads and writes on an fd take none: closing an fd that
+ * another thread reads is the application's race, as on Linux. Short holds,
+ * never around a stack's lock. */
+void fdt_lock(void);
+void fdt_unlock(void);
 
 #endif

@@ -26,7 +26,7 @@ static struct fd_entry *owned_io(int fd)
     struct fd_entry *e = fdt_get(fd);
     if (e != NULL && e->ops->recvmsg != NULL)
         return e;
-    app_cnt.kernel_calls++; /* stackctl show stats (the caller goes to libc) */
+    app_count_kernel_call(); /* stackctl show stats (the caller goes to libc) */
     return NULL;
 }
 

@@ -25,9 +25,9 @@ static bool kernel_matters(const struct sock_file *sf)
 long sock_timeout(const struct sock_file *sf, bool send)
 {
     long rcv = 0, snd = 0;
-    rt_lock();
+    loop_lock(sf->loop);
     lsock_timeouts(sf->ls, &rcv, &snd);
-    rt_unlock();
+    loop_unlock(sf->loop);
     long ms = send ? snd : rcv;
     return ms > 0 ? ms : -1;
 }
@@ -37,9 +37,9 @@ int sock_setsockopt(struct fd_entry *e, int fd, int level, int name, const void 
     struct sock_file *sf = sock_file(e);
     if (sock_child_refuses())
         return -1;
-    rt_lock();
+    loop_lock(sf->loop);
     int rc = lsock_setsockopt(sf->ls, level, name, val, len);
-    rt_unlock();
+    loop_unlock(sf->loop);
     if (kernel_matters(sf)) {
         if (libc.setsockopt(fd, level, name, val, len) != 0)
             return -1;
@@ -53,9 +53,9 @@ int sock_getsockopt(struct fd_entry *e, int fd, int level, int name, void *val, 
     struct sock_file *sf = sock_file(e);
     if (sock_child_refuses())
         return -1;
-    rt_lock();
+    loop_lock(sf->loop);
     int rc = lsock_getsockopt(sf->ls, level, name, val, len);
-    rt_unlock();
+    loop_unlock(sf->loop);
     if (rc == -ENOPROTOOPT && kernel_matters(sf))
         return libc.getsockopt(fd, level, name, val, len);
     return rc < 0 ? fail_neg(rc) : 0;
@@ -72,9 +72,9 @@ static int sock_name(struct fd_entry *e, bool peer, struct sockaddr *addr, sockl
     }
     uint32_t ip = 0;
     uint16_t port = 0;
-    rt_lock();
+    loop_lock(sf->loop);
     int rc = lsock_name(sf->ls, peer, &ip, &port);
-    rt_unlock();
+    loop_unlock(sf->loop);
     if (rc < 0)
         return fail_neg(rc);
     sock_put_addr(addr, len, ip, port);
@@ -134,9 +134,9 @@ int sock_ioctl(struct fd_entry *e, int fd, unsigned long req, void *arg)
             errno = EFAULT;
             return -1;
         }
-        rt_lock();
+        loop_lock(sf->loop);
         *(int *)arg = (int)lsock_nread(sf->ls);
-        rt_unlock();
+        loop_unlock(sf->loop);
         return 0;
     default:
         return libc.ioctl(fd, req, arg);

@@ -54,27 +54,43 @@ static struct sock_file *sock_file_new(struct lsock *ls, bool nonblock, bool dec
         return NULL;
     sf->refs = 1;
     sf->ls = ls;
+    sf->loop = lsock_loop(ls);
     sf->nonblock = nonblock;
     sf->decided = decided;
     return sf;
 }
 
-/* Release the stack side of sf (under the lock) and free it. */
+/* Close ls, under its loop's lock (its epoll items first); then, each
+ * under its own loop's lock, what a listener leaves on other stacks (its
+ * copies, their connections it still queued). */
+static void close_lsock(struct stack_loop *l, struct lsock *ls)
+{
+    lsock_hold(ls);
+    loop_lock(l);
+    ev_forget_sock(ls);
+    lsock_close(ls);
+    loop_flush(l); /* the FIN or RST leaves now (no poll round) */
+    loop_unlock(l);
+    for (struct lsock *o; (o = lsock_close_next(ls)) != NULL;) {
+        struct stack_loop *ol = lsock_loop(o);
+        loop_lock(ol);
+        lsock_close(o);
+        loop_flush(ol);
+        loop_unlock(ol);
+    }
+    lsock_release(ls);
+}
+
+/* Release the stack side of sf and free it. */
 static void sock_file_free(struct sock_file *sf)
 {
-    if (!rt_is_child()) {
-        rt_lock();
-        ev_forget_sock(sf->ls);
-        lsock_close(sf->ls);
-        rt_flush(); /* the FIN or RST leaves now (no poll round: runtime.h) */
-        rt_unlock();
-    }
+    if (!rt_is_child())
+        close_lsock(sf->loop, sf->ls);
     free(sf);
 }
 
 /* The ops the fd of stack socket ls gets: with rings on its stack
- * (run-to-wakeup), reads and writes go through them. (Its own stack, not
- * rt_stack(): that one picks the next new socket's stack, round-robin.) */
+ * (run-to-wakeup), reads and writes go through them. */
 static const struct fd_ops *sock_ops_new(const struct lsock *ls)
 {
     return lsock_rings_enabled(lsock_stack(ls)) ? &sock_ring_fd_ops : &sock_fd_ops;
@@ -85,22 +101,27 @@ static bool is_sock_ops(const struct fd_ops *ops)
     return ops == &sock_fd_ops || ops == &sock_ring_fd_ops;
 }
 
+/* Record fd as stack socket sf, under the fd table's lock. 0 or -1. */
+static int fd_record(int fd, struct sock_file *sf)
+{
+    fdt_lock();
+    int rc = fdt_set(fd, sock_ops_new(sf->ls), sf);
+    int saved = errno;
+    fdt_unlock();
+    errno = saved;
+    return rc;
+}
+
 int sockfd_adopt(int fd, int type_flags)
 {
     struct lsock *ls = NULL;
-    rt_lock();
-    int rc = lsock_new(rt_stack(), &ls);
-    if (rc == 0)
-        lsock_set_fd(ls, fd); /* stackctl shows it */
-    rt_unlock();
+    int rc = rt_sock_new(fd, &ls);
     if (rc < 0)
         return fail_neg(rc);
     struct sock_file *sf = sock_file_new(ls, (type_flags & SOCK_NONBLOCK) != 0, false);
-    if (sf == NULL || fdt_set(fd, sock_ops_new(ls), sf) != 0) {
+    if (sf == NULL || fd_record(fd, sf) != 0) {
         int saved = sf == NULL ? ENOMEM : errno;
-        rt_lock();
-        lsock_close(ls);
-        rt_unlock();
+        close_lsock(lsock_loop(ls), ls);
         free(sf);
         errno = saved;
         return -1;
@@ -108,16 +129,30 @@ int sockfd_adopt(int fd, int type_flags)
     return 0;
 }
 
-struct lsock *sockfd_lsock(int fd, bool *kernel_half)
+static bool sockfd_is_sock(int fd)
 {
-    struct fd_entry *e = fdt_get(fd);
-    if (e == NULL || !is_sock_ops(e->ops))
-        return NULL;
-    struct sock_file *sf = sock_file(e);
-    if (kernel_half != NULL)
-        *kernel_half = sf->kernel_half;
-    return sf->ls;
+    const struct fd_entry *e = fdt_get(fd);
+    return !rt_is_child() && e != NULL && is_sock_ops(__atomic_load_n(&e->ops, __ATOMIC_ACQUIRE));
 }
+
+struct lsock *sockfd_hold(int fd, bool *kernel_half)
+{
+    if (rt_is_child())
+        return NULL;
+    struct lsock *ls = NULL;
+    fdt_lock();
+    struct fd_entry *e = fdt_get(fd);
+    if (e != NULL && is_sock_ops(e->ops)) {
+        struct sock_file *sf = sock_file(e);
+        *kernel_half = sf->kernel_half;
+        ls = sf->ls;
+        lsock_hold(ls); /* before a close can drop the fd's reference: it clears the entry under the lock */
+    }
+    fdt_unlock();
+    return ls;
+}
+
+const struct ev_fd_lookup sockfd_lookup = {.is_sock = sockfd_is_sock, .hold = sockfd_hold};
 
 /* The socket turns out to be the kernel's (loopback, own address, another
  * family): forget the stack side; the kernel socket under fd carries on with
@@ -132,7 +167,9 @@ static int to_kernel(struct fd_entry *e, int fd)
     int fl = libc.fcntl(fd, F_GETFL, 0);
     if (fl >= 0)
         libc.fcntl(fd, F_SETFL, sf->nonblock ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+    fdt_lock();
     fdt_clear(fd);
+    fdt_unlock();
     sock_file_free(sf);
     return 0;
 }
@@ -162,11 +199,11 @@ static int bind_any_ephemeral(struct sock_file *sf, int fd, struct sockaddr_in s
     for (unsigned tries = 0; tries <= 65535; tries++) {
         uint32_t ip = 0;
         uint16_t port = 0;
-        rt_lock();
+        loop_lock(sf->loop);
         int rc = lsock_bind(sf->ls, sin.sin_addr.s_addr, 0);
         if (rc == 0)
             lsock_name(sf->ls, false, &ip, &port);
-        rt_unlock();
+        loop_unlock(sf->loop);
         if (rc < 0)
             return fail_neg(rc);
         sin.sin_port = port;
@@ -176,9 +213,9 @@ static int bind_any_ephemeral(struct sock_file *sf, int fd, struct sockaddr_in s
             return 0;
         }
         int saved = errno;
-        rt_lock();
+        loop_lock(sf->loop);
         lsock_unbind(sf->ls);
-        rt_unlock();
+        loop_unlock(sf->loop);
         if (saved != EADDRINUSE) {
             errno = saved;
             return -1;
@@ -210,9 +247,9 @@ static int sock_bind(struct fd_entry *e, int fd, const struct sockaddr *addr, so
             return -1;
         sf->kernel_bound = true;
     }
-    rt_lock();
+    loop_lock(sf->loop);
     int rc = lsock_bind(sf->ls, a, port);
-    rt_unlock();
+    loop_unlock(sf->loop);
     if (rc < 0)
         return fail_neg(rc);
     sf->decided = true;
@@ -236,11 +273,11 @@ static int sock_listen(struct fd_entry *e, int fd, int backlog)
         libc.fcntl(fd, F_SETFL, fl | O_NONBLOCK); /* accept looks there without blocking */
         sf->kernel_half = true;
     }
-    rt_lock();
+    loop_lock(sf->loop);
     int rc = lsock_listen(sf->ls, backlog);
+    loop_unlock(sf->loop);
     if (rc == 0)
         rc = rt_listen_everywhere(sf->ls); /* every stack takes SYNs */
-    rt_unlock();
     return rc < 0 ? fail_neg(rc) : 0;
 }
 
@@ -249,23 +286,21 @@ static int adopt_accepted(struct lsock *nls, struct sockaddr *addr, socklen_t *l
 {
     int nfd = libc.socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
     struct sock_file *nsf = nfd >= 0 ? sock_file_new(nls, (flags & SOCK_NONBLOCK) != 0, true) : NULL;
-    if (nsf == NULL || fdt_set(nfd, sock_ops_new(nls), nsf) != 0) {
+    if (nsf == NULL || fd_record(nfd, nsf) != 0) {
         int saved = errno;
         if (nfd >= 0)
             libc.close(nfd);
         free(nsf);
-        rt_lock();
-        lsock_close(nls); /* the peer sees a reset */
-        rt_unlock();
+        close_lsock(lsock_loop(nls), nls); /* the peer sees a reset */
         errno = saved;
         return -1;
     }
     uint32_t ip = 0;
     uint16_t port = 0;
-    rt_lock();
+    loop_lock(nsf->loop);
     lsock_set_fd(nls, nfd); /* stackctl shows it */
     lsock_name(nls, true, &ip, &port);
-    rt_unlock();
+    loop_unlock(nsf->loop);
     sock_put_addr(addr, len, ip, port);
     return nfd;
 }
@@ -281,9 +316,9 @@ static int sock_accept4(struct fd_entry *e, int fd, struct sockaddr *addr, sockl
     }
     for (;;) {
         struct lsock *nls = NULL;
-        rt_lock();
+        loop_lock(sf->loop);
         int rc = lsock_accept(sf->ls, &nls);
-        rt_unlock();
+        loop_unlock(sf->loop);
         if (rc == 0)
             return adopt_accepted(nls, addr, len, flags);
         if (rc != -EAGAIN)
@@ -315,10 +350,10 @@ static int sock_connect(struct fd_entry *e, int fd, const struct sockaddr *addr,
             return -1;
         return libc.connect(fd, addr, len);
     }
-    rt_lock();
+    loop_lock(sf->loop);
     int rc = lsock_connect(sf->ls, sin.sin_addr.s_addr, sin.sin_port);
-    rt_flush(); /* the SYN leaves now */
-    rt_unlock();
+    loop_flush(sf->loop); /* the SYN leaves now */
+    loop_unlock(sf->loop);
     sf->decided = true;
     if (rc != -EINPROGRESS)
         return rc < 0 ? fail_neg(rc) : 0;
@@ -336,9 +371,9 @@ static int sock_connect(struct fd_entry *e, int fd, const struct sockaddr *addr,
             errno = EINPROGRESS;
             return -1;
         }
-        rt_lock();
+        loop_lock(sf->loop);
         rc = lsock_connect(sf->ls, sin.sin_addr.s_addr, sin.sin_port);
-        rt_unlock();
+        loop_unlock(sf->loop);
         if (rc != -EALREADY)
             return rc < 0 ? fail_neg(rc) : 0;
     }
@@ -351,18 +386,21 @@ static int sock_shutdown(struct fd_entry *e, int fd, int how)
         return -1;
     if (sf->kernel_half)
         libc.shutdown(fd, how);
-    rt_lock();
+    loop_lock(sf->loop);
     int rc = lsock_shutdown(sf->ls, how);
-    rt_flush(); /* the FIN leaves now */
-    rt_unlock();
+    loop_flush(sf->loop); /* the FIN leaves now */
+    loop_unlock(sf->loop);
     return rc < 0 ? fail_neg(rc) : 0;
 }
 
 static int sock_close(struct fd_entry *e, int fd)
 {
     struct sock_file *sf = sock_file(e);
+    fdt_lock();
     fdt_clear(fd);
-    if (--sf->refs == 0)
+    bool last = --sf->refs == 0;
+    fdt_unlock();
+    if (last)
         sock_file_free(sf);
     return libc.close(fd);
 }
@@ -376,14 +414,25 @@ void sockfd_close_all(void)
     }
 }
 
+/* At exit, before the stacks stop: close what is still open (FIN or RST,
+ * as the kernel closes a dying process's sockets). */
+static const struct rt_hooks sock_hooks = {.stopping = sockfd_close_all};
+
+__attribute__((constructor)) static void sock_hooks_register(void)
+{
+    rt_hooks_register(&sock_hooks);
+}
+
 int sock_dup(struct fd_entry *e, int fd, int newfd)
 {
     (void)fd;
     struct sock_file *sf = sock_file(e);
-    if (fdt_set(newfd, e->ops, sf) != 0)
-        return -1;
-    sf->refs++;
-    return 0;
+    fdt_lock();
+    int rc = fdt_set(newfd, e->ops, sf);
+    if (rc == 0)
+        sf->refs++;
+    fdt_unlock();
+    return rc;
 }
 
 /* The ops of a stack socket but for the read and write families. */

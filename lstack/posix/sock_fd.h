@@ -26,14 +26,21 @@ extern const struct fd_ops sock_ring_fd_ops; /* run-to-wakeup: reads and writes 
  * left to the kernel) or -1 with errno (fd then closed). */
 int sockfd_adopt(int fd, int type_flags);
 
-/* The lsock behind fd, or NULL if fd is not a stack socket. *kernel_half is
- * set when the kernel socket behind fd also listens (bound to 0.0.0.0) and
- * must be watched too (through libc on fd itself). */
-struct lsock *sockfd_lsock(int fd, bool *kernel_half);
+/* The lsock behind fd, held (lsock_hold: it stays valid, if dead, until the
+ * caller's lsock_release, whoever closes fd meanwhile), or NULL if fd is not
+ * a stack socket (or in a forked child). *kernel_half is set when the
+ * kernel socket behind fd also listens (bound to 0.0.0.0) and must be
+ * watched too (through libc on fd itself). Any thread. */
+struct lsock *sockfd_hold(int fd, bool *kernel_half);
+
+/* The same for poll and select (event/event.h). */
+struct ev_fd_lookup;
+extern const struct ev_fd_lookup sockfd_lookup;
 
 /* At exit: close every stack socket the way the kernel closes a dying
  * process's sockets (FIN, or RST when unread data is left), so that peers
- * see the end instead of waiting forever. Not in a forked child. */
+ * see the end instead of waiting forever. Not in a forked child. The
+ * runtime's stopping hook (registered by sock_fd.c). */
 void sockfd_close_all(void);
 
 #endif

@@ -12,12 +12,14 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "common/stack_loop.h"
 #include "posix/sock_fd.h"
 
 /* One per socket, shared by its dup'ed fds. */
 struct sock_file {
-    int refs;             /* fds that refer to it */
+    int refs;             /* fds that refer to it (under the fd table's lock: fdt_lock) */
     struct lsock *ls;     /* the stack socket */
+    struct stack_loop *loop; /* its loop (lsock_loop): every call on it takes its lock */
     bool decided;         /* bind/listen/connect placed it (on the stack, or both) */
     bool kernel_bound;    /* the kernel socket behind the fd is bound to 0.0.0.0 */
     bool kernel_half;     /* ... and listens: accept and events look there too */

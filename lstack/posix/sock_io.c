@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "ctl/app_counters.h"
+#include "common/stack_loop.h"
 #include "event/event.h"
 #include "posix/iov.h"
 #include "posix/sock_fd_priv.h"
@@ -48,47 +48,50 @@
  * stop, a queue with nothing readable answers -EAGAIN before a pending error
  * is taken (Linux keeps it for the next call). */
 struct sock_data {
-    ssize_t (*recv)(struct lsock *s, const struct iovec *v, int cnt, int flags, bool stop);
-    ssize_t (*send)(struct lsock *s, const struct iovec *v, int cnt, int flags);
+    ssize_t (*recv)(struct sock_file *sf, const struct iovec *v, int cnt, int flags, bool stop);
+    ssize_t (*send)(struct sock_file *sf, const struct iovec *v, int cnt, int flags);
 };
 
-static inline ssize_t locked_recv(struct lsock *s, const struct iovec *v, int cnt, int flags, bool stop)
+static inline ssize_t locked_recv(struct sock_file *sf, const struct iovec *v, int cnt, int flags, bool stop)
 {
-    rt_lock();
+    struct lsock *s = sf->ls;
+    loop_lock(sf->loop);
     ssize_t n = stop && lsock_nread(s) == 0 ? -EAGAIN : lsock_recv(s, v, cnt, flags);
-    rt_unlock();
+    loop_unlock(sf->loop);
     return n;
 }
 
-static inline ssize_t locked_send(struct lsock *s, const struct iovec *v, int cnt, int flags)
+static inline ssize_t locked_send(struct sock_file *sf, const struct iovec *v, int cnt, int flags)
 {
-    rt_lock();
-    ssize_t n = lsock_send(s, v, cnt, flags);
-    rt_unlock();
+    loop_lock(sf->loop);
+    ssize_t n = lsock_send(sf->ls, v, cnt, flags);
+    loop_unlock(sf->loop);
     return n;
 }
 
 static const struct sock_data sock_data_locked = {.recv = locked_recv, .send = locked_send};
 
-static inline ssize_t ring_recv(struct lsock *s, const struct iovec *v, int cnt, int flags, bool stop)
+static inline ssize_t ring_recv(struct sock_file *sf, const struct iovec *v, int cnt, int flags, bool stop)
 {
+    struct lsock *s = sf->ls;
     ssize_t n = lsock_ring_recv(s, v, cnt, flags);
     if (n != -EAGAIN)
         return n;
-    rt_lock();
+    loop_lock(sf->loop);
     n = stop && lsock_nread(s) == 0 ? -EAGAIN : lsock_ring_recv_locked(s, v, cnt, flags);
-    rt_unlock();
+    loop_unlock(sf->loop);
     return n;
 }
 
-static inline ssize_t ring_send(struct lsock *s, const struct iovec *v, int cnt, int flags)
+static inline ssize_t ring_send(struct sock_file *sf, const struct iovec *v, int cnt, int flags)
 {
+    struct lsock *s = sf->ls;
     ssize_t n = lsock_ring_send(s, v, cnt);
     if (n != -EAGAIN)
         return n;
-    rt_lock();
+    loop_lock(sf->loop);
     n = lsock_ring_send_locked(s, v, cnt, flags);
-    rt_unlock();
+    loop_unlock(sf->loop);
     return n;
 }
 
@@ -117,7 +120,7 @@ static const struct iovec *one_entry(const struct msghdr *msg)
 static inline __attribute__((always_inline)) bool recv_fast(const struct sock_data *io, struct sock_file *sf,
                                                             const struct iovec *v1, ssize_t *out)
 {
-    ssize_t n = io->recv(sf->ls, v1, 1, 0, false);
+    ssize_t n = io->recv(sf, v1, 1, 0, false);
     if (n == -EAGAIN)
         return false;
     *out = n >= 0 ? n : fail_neg(n);
@@ -132,7 +135,7 @@ static inline __attribute__((always_inline)) bool send_fast(const struct sock_da
                                                             const struct iovec *v1, int flags, size_t *first,
                                                             ssize_t *out)
 {
-    ssize_t n = io->send(sf->ls, v1, 1, flags);
+    ssize_t n = io->send(sf, v1, 1, flags);
     if ((size_t)n == v1->iov_len) {
         *out = n;
         return true;
@@ -183,7 +186,7 @@ static inline __attribute__((always_inline)) ssize_t recvmsg_with(const struct s
                                                                    struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.reads++; /* stackctl show stats */
+    loop_count(&sf->loop->app_reads); /* stackctl show stats */
     /* Fast path: one entry, no flags, and data or EOF or an error to
      * report: one lsock_recv, as the loop below would make it. Only "none
      * yet" (nothing consumed, nothing taken) goes on to the loop. */
@@ -206,7 +209,7 @@ static inline __attribute__((always_inline)) ssize_t read_with(const struct sock
                                                                 int fd, void *buf, size_t len)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.reads++; /* stackctl show stats */
+    loop_count(&sf->loop->app_reads); /* stackctl show stats */
     struct iovec v = {buf, len};
     ssize_t r;
     if (entry_fast(&v) && recv_fast(io, sf, &v, &r))
@@ -235,7 +238,7 @@ static inline __attribute__((always_inline)) ssize_t recvmsg_loop(const struct s
         /* Past some bytes, a call that would not wait for more stops when
          * the queue is empty, before lsock_recv could take a pending error
          * that belongs to the next call (Linux keeps it for that call). */
-        ssize_t n = io->recv(sf->ls, v, cnt, flags & ~MSG_WAITALL, got > 0 && !waitall);
+        ssize_t n = io->recv(sf, v, cnt, flags & ~MSG_WAITALL, got > 0 && !waitall);
         if (n > 0) {
             got += (size_t)n;
             iov_cur_advance(&cur, (size_t)n);
@@ -294,7 +297,7 @@ static inline __attribute__((always_inline)) ssize_t sendmsg_with(const struct s
                                                                    const struct msghdr *msg, int flags)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.writes++; /* stackctl show stats */
+    loop_count(&sf->loop->app_writes); /* stackctl show stats */
     /* Fast path: one entry that fits whole, or an error to report: one
      * lsock_send, as the loop below would make it. A partial or empty
      * result goes on to the loop, with what was queued counted as sent. */
@@ -312,7 +315,7 @@ static inline __attribute__((always_inline)) ssize_t write_with(const struct soc
                                                                  int fd, const void *buf, size_t len)
 {
     struct sock_file *sf = sock_file(e);
-    app_cnt.writes++; /* stackctl show stats */
+    loop_count(&sf->loop->app_writes); /* stackctl show stats */
     struct iovec v = {(void *)buf, len};
     size_t first = 0;
     ssize_t r;
@@ -343,7 +346,7 @@ static inline __attribute__((always_inline)) ssize_t sendmsg_loop(const struct s
         int cnt;
         size_t asked;
         const struct iovec *v = iov_cur_next(&cur, &one, &cnt, &asked);
-        ssize_t n = io->send(sf->ls, v, cnt, flags);
+        ssize_t n = io->send(sf, v, cnt, flags);
         if (n == 0 && asked > 0)
             n = -EAGAIN; /* nothing queued: wait like for a full buffer */
         if (n >= 0) {

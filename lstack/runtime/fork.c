@@ -20,10 +20,10 @@ pid_t lstack_fork(void)
     int before = rt_state_v;
     /* Nobody may be inside lwIP while the address space is copied. */
     if (before == RT_READY)
-        rt_lock();
+        rt_lock_all();
     pid_t pid = libc.fork();
     if (before == RT_READY)
-        rt_unlock(); /* the child's copy of the lock is released too, never used */
+        rt_unlock_all(); /* the child's copies of the locks are released too, never used */
     if (pid == 0 && before != RT_UNINIT && before != RT_PASSIVE) {
         rt.child = true;
         rt_state_v = RT_PASSIVE;

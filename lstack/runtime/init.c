@@ -13,11 +13,8 @@
 #include "common/log.h"
 #include "common/pkt_fanout.h"
 #include "conf/conf.h"
-#include "ctl/ctl_preload.h"
-#include "event/event.h"
 #include "nic/nic.h"
 #include "nic/nic_queues.h"
-#include "posix/sock_fd.h"
 #include "runtime/app_affinity.h"
 #include "runtime/runtime_priv.h"
 #include "stack/stack.h"
@@ -41,9 +38,6 @@
 
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct dpdk_calls dpdk;
-/* The stacks as the group of stack_group_join sees them (it keeps the
- * array). */
-static struct stack *group[LSTACK_CONF_STACKS_SUPPORTED];
 /* How the port spreads flows over the group's queues (open_queues; 1.1
  * KiB: not on the stack of the first socket()). The group keeps a pointer. */
 static struct nic_steer port_steer;
@@ -54,12 +48,14 @@ static void rt_shutdown(void)
 {
     if (rt.child || rt_state_v != RT_READY)
         return;
-    ctl_preload_stop(); /* no control request may run while the stack goes away */
-    sockfd_close_all();
-    /* The owner stops (run-to-wakeup: the stack thread is joined); this
+    /* The registered hooks: the control socket stops (no request may run
+     * while the stacks go away), the sockets still open close. */
+    for (int i = rt_nhooks - 1; i >= 0; i--)
+        if (rt_hooks[i]->stopping != NULL)
+            rt_hooks[i]->stopping();
+    /* The owners stop (run-to-wakeup: the stack threads are joined); this
      * thread owns the stacks from here. */
-    for (int i = 0; i < rt.nstacks; i++)
-        rt.stacks[i].mode->stop(&rt.stacks[i]);
+    rt_stacks_stop();
     rt_affinity_stop();
     /* Let the FINs and RSTs leave and the peers' answers come in. */
     uint64_t until = rt_now_ms() + EXIT_LINGER_MS;
@@ -70,17 +66,8 @@ static void rt_shutdown(void)
             sctx_unlock(&rt.stacks[i]);
         }
     }
-    rt_lock();
     rt_state_v = RT_PASSIVE;
-    rt.nic = NULL;
-    if (rt.nstacks > 1)
-        stack_group_leave(group, (unsigned)rt.nstacks);
-    for (int i = 0; i < rt.nstacks; i++) {
-        stack_close(rt.stacks[i].stack);
-        rt.stacks[i].stack = NULL;
-    }
-    rt.nstacks = 0;
-    rt_unlock();
+    rt_stacks_close();
     dpdk.eal_exit();
 }
 
@@ -120,6 +107,21 @@ static int open_queues(const struct lstack_conf *c, const struct nic_params *np,
     return 0;
 }
 
+/* Each queue's pool (one per stack, on its CPU's node): the process's
+ * budget (tcp_conn_count x mbuf_count_per_conn); with several stacks, each
+ * its share of it, and at least what its rings and caches hold, so that
+ * its queue can fill. */
+static uint32_t pool_share(const struct lstack_conf *c, unsigned nq)
+{
+    uint64_t total = (uint64_t)c->tcp_conn_count * c->mbuf_count_per_conn;
+    if (nq <= 1)
+        return (uint32_t)total;
+    uint64_t share = (total + nq - 1) / nq;
+    uint64_t floor = (uint64_t)c->nic_rxqueue_size + c->nic_txqueue_size + 2u * c->nic_read_number +
+                     2u * c->mem_cache_num;
+    return (uint32_t)(share > floor ? share : floor);
+}
+
 /* use_ltran = 0: this process drives the port: one queue pair per stack
  * (nq of them) into out[0..nq). Returns 0 or -1 (err). */
 static int open_port(const struct lstack_conf *c, char **argv, unsigned nq, struct nic **out, char *err,
@@ -135,7 +137,7 @@ static int open_port(const struct lstack_conf *c, char **argv, unsigned nq, stru
         return -1;
     struct nic_params np = {
         .has_mac = c->has_devices,
-        .nb_mbufs = c->tcp_conn_count * c->mbuf_count_per_conn,
+        .nb_mbufs = pool_share(c, nq),
         .cache_size = c->mem_cache_num,
         .priv_size = (uint16_t)stack_nic_priv_size(),
         .rx_desc = (uint16_t)c->nic_rxqueue_size,
@@ -150,23 +152,15 @@ static int open_port(const struct lstack_conf *c, char **argv, unsigned nq, stru
     return open_queues(c, &np, nq, out, err, errlen);
 }
 
-/* How many stacks the configuration asks for: one per num_cpus CPU in
- * run-to-wakeup on a port this process drives; one otherwise, and a
- * configuration that lists several CPUs there is refused (it would
- * silently run one). Returns the count, or -1 with a reason in err. */
+/* How many stacks the configuration asks for: one per num_cpus CPU on a
+ * port this process drives; one on ltran's, where several CPUs are refused
+ * (it would silently run one). Returns the count, or -1 with a reason in
+ * err. */
 static int stacks_wanted(const struct lstack_conf *c, char *err, size_t errlen)
 {
     int n = c->num_cpus > 0 ? c->num_cpus : 1;
     if (n == 1)
         return 1;
-    if (c->stack_thread_mode != LSTACK_MODE_RUN_TO_WAKEUP) {
-        snprintf(err, errlen,
-                 "num_cpus lists %d CPUs, but stack_thread_mode = \"run-to-completion\" runs one stack "
-                 "(the application thread polls it): list one CPU, or set stack_thread_mode = "
-                 "\"run-to-wakeup\" for one stack thread per CPU",
-                 n);
-        return -1;
-    }
     if (c->use_ltran) {
         snprintf(err, errlen,
                  "num_cpus lists %d CPUs, but use_ltran = 1 gives this process one queue of ltran's port: "
@@ -175,41 +169,6 @@ static int stacks_wanted(const struct lstack_conf *c, char *err, size_t errlen)
         return -1;
     }
     return n;
-}
-
-/* The stacks' contexts: stack i on queue i of the port, CPU cpus[i]; with
- * several, every context takes stack 0's lock (stack_ctx.h, lock_of). */
-static void ctx_init(const struct lstack_conf *c, int n)
-{
-    for (int i = 0; i < n; i++) {
-        struct stack_ctx *sc = &rt.stacks[i];
-        sc->index = i;
-        sc->cpu = c->num_cpus > i ? c->cpus[i] : -1;
-        sc->queue = (uint16_t)i;
-        sc->mode = c->stack_thread_mode == LSTACK_MODE_RUN_TO_WAKEUP ? &stack_mode_rtw : &stack_mode_rtc;
-        sc->lock_of = i == 0 ? NULL : &rt.stacks[0];
-    }
-}
-
-/* Undo a start that failed after the port opened: stop the owners that
- * started, leave the group, close the stacks and the queues no stack
- * took. */
-static void start_undo(int n, struct nic **q)
-{
-    for (int i = 0; i < n; i++)
-        if (rt.stacks[i].stack != NULL)
-            rt.stacks[i].mode->stop(&rt.stacks[i]);
-    if (n > 1)
-        stack_group_leave(group, (unsigned)n);
-    for (int i = 0; i < n; i++) {
-        if (rt.stacks[i].stack != NULL)
-            stack_close(rt.stacks[i].stack);
-        else if (q[i] != NULL)
-            q[i]->ops->close(q[i]);
-        rt.stacks[i].stack = NULL;
-        group[i] = NULL;
-    }
-    dpdk.eal_cleanup();
 }
 
 static int start(const struct lstack_conf *c, char *err, size_t errlen)
@@ -236,35 +195,16 @@ static int start(const struct lstack_conf *c, char *err, size_t errlen)
         dpdk.eal_cleanup();
         return -1;
     }
-    ctx_init(c, n);
-    for (int i = 0; i < n; i++) {
-        if (stack_open(&rt.stacks[i].stack, c, i, q[i], err, errlen) != 0) {
-            start_undo(n, q);
-            return -1;
-        }
-        group[i] = rt.stacks[i].stack;
-    }
-    if (n > 1 && stack_group_join(group, (unsigned)n, dpdk.handover, NULL, &port_steer, err, errlen) != 0) {
-        start_undo(n, q);
+    if (rt_stacks_open(c, q, n, dpdk.handover, &port_steer, err, errlen) != 0) {
+        dpdk.eal_cleanup();
         return -1;
     }
-    rt.nstacks = n; /* before the owners start: a stack thread's sleepers are per stack */
-    ev_use(rt.stacks[0].mode->wait); /* how application threads wait, before any can */
-    for (int i = 0; i < n; i++) {
-        if (rt.stacks[i].mode->start(&rt.stacks[i], c, err, errlen) != 0) {
-            rt.nstacks = 0;
-            start_undo(n, q);
-            return -1;
-        }
-    }
-    if (rt_affinity_start(&aff, err, errlen) != 0) {
-        rt.nstacks = 0;
-        start_undo(n, q);
+    if (rt_stacks_start(c, err, errlen) != 0 || rt_affinity_start(&aff, err, errlen) != 0) {
+        rt_stacks_stop();
+        rt_stacks_close();
+        dpdk.eal_cleanup();
         return -1;
     }
-    rt.nic = q[0];
-    rt.host_addr = c->host_addr;
-    rt.low_power = c->low_power_mode;
     return 0;
 }
 
@@ -300,14 +240,18 @@ bool rt_ensure(void)
     if (rc == 0) {
         c.init_fail = policy; /* what stackctl show config reports */
         lstack_log_set_level(c.log_level);
-        ctl_preload_census_begin(); /* which fds the start opens: stackctl's fds_stack */
+        for (int i = 0; i < rt_nhooks; i++)
+            if (rt_hooks[i]->starting != NULL)
+                rt_hooks[i]->starting(); /* the control socket notes the fds the start opens */
         rc = start(&c, err, sizeof(err));
-        if (rc != 0) {
-            ctl_preload_census_drop();
-            LSTACK_ERR("stack start failed: %s", err);
-        } else {
-            ctl_preload_start(&c, path); /* the control socket (stackctl); serves stacks once RT_READY */
+        for (int i = 0; i < rt_nhooks; i++) {
+            if (rc != 0 && rt_hooks[i]->start_failed != NULL)
+                rt_hooks[i]->start_failed();
+            else if (rc == 0 && rt_hooks[i]->started != NULL)
+                rt_hooks[i]->started(&c, path); /* the control socket: serves once RT_READY */
         }
+        if (rc != 0)
+            LSTACK_ERR("stack start failed: %s", err);
         lstack_conf_free(&c);
     }
     if (rc != 0) {

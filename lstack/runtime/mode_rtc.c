@@ -1,10 +1,10 @@
 /*
  * mode_rtc.c - stack_thread_mode = "run-to-completion" (the default): the
  * application's threads run the stack. Whichever holds the context's lock
- * inside a wait polls the queue (event/wait.c's loop); nothing else starts
- * or stops. A call that queued frames that should leave now (connect,
- * shutdown, close) sends the tx batch, without a poll round: receiving is
- * for the waiting thread.
+ * inside a wait polls the queue (event/wait.c's loop, through the loop's
+ * poll); nothing else starts or stops. A call that queued frames that
+ * should leave now (connect, shutdown, close) sends the tx batch, without a
+ * poll round: receiving is for the waiting thread.
  */
 #include "event/event.h"
 #include "runtime/stack_ctx.h"
@@ -24,15 +24,30 @@ static void rtc_stop(struct stack_ctx *c)
     (void)c;
 }
 
-static void rtc_flush(struct stack_ctx *c)
+static unsigned rtc_poll(struct stack_loop *l)
 {
-    stack_flush_tx(c->stack);
+    return sctx_poll(sctx_of(l));
 }
+
+static void rtc_flush(struct stack_loop *l)
+{
+    stack_flush_tx(sctx_of(l)->stack);
+}
+
+static const struct stack_loop_ops rtc_ops = {
+    .lock = sctx_loop_lock,
+    .unlock = sctx_loop_unlock,
+    .contended = sctx_loop_contended,
+    .poll = rtc_poll,
+    .flush = rtc_flush,
+    .wake_begin = sctx_wake_begin,
+    .wake_end = sctx_wake_end,
+    .wait = &ev_wait_polling,
+};
 
 const struct stack_mode stack_mode_rtc = {
     .name = "run-to-completion",
-    .wait = &ev_wait_polling,
+    .ops = &rtc_ops,
     .start = rtc_start,
     .stop = rtc_stop,
-    .flush = rtc_flush,
 };

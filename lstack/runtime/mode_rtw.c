@@ -4,7 +4,7 @@
  * after round; application threads never poll. When they must wait, they
  * sleep in the kernel on their own wake fd (event/wait_sleep.c), linked on
  * the context as sleepers. After each round the stack thread looks at the
- * stack's count of readiness changes (stack_sock_changes: lwIP callbacks in
+ * stack's count of readiness changes (lsock_changes: lwIP callbacks in
  * the round and the application's own calls since); when it moved, every
  * sleeper's eventfd is written and the list emptied.
  * Design: docs/design.md#run-to-wakeup-a-stack-thread-data-rings-wake-ups-for-sleepers
@@ -51,7 +51,7 @@
  * The stack thread receives without the lock (the queue is its own) and
  * takes the lock only for a round with work: frames received, frames or
  * ACKs the application's calls queued (stack_round_owed), sockets whose
- * rings have work (lsock_ring_pending), or lwIP's timers (at least every
+ * rings have work (lsock_pending), or lwIP's timers (at least every
  * millisecond). An application call therefore rarely finds the lock held;
  * when it does, it sleeps in the futex and the stack thread waits for it
  * to have had the lock before its next round.
@@ -87,8 +87,8 @@
 
 /* ---- sleepers ---- */
 
-/* The calling thread as a sleeper of each stack (one node per stack, all
- * with the thread's one eventfd: rtw_me[0].fd). */
+/* The calling thread as a sleeper of each stack (one node per stack, by
+ * its loop's index, all with the thread's one eventfd: rtw_me[0].fd). */
 static __thread struct rt_sleeper rtw_me[LSTACK_CONF_STACKS_SUPPORTED] = {{.fd = -1}};
 static pthread_key_t rtw_key;
 static pthread_once_t rtw_key_once = PTHREAD_ONCE_INIT;
@@ -125,7 +125,7 @@ static void sleeper_unlink(struct rt_sleeper *w)
 {
     if (!w->linked)
         return;
-    *w->pprev = w->next;
+    __atomic_store_n(w->pprev, w->next, __ATOMIC_RELAXED); /* may be c->sleepers: read as a hint */
     if (w->next != NULL)
         w->next->pprev = w->pprev;
     w->linked = false;
@@ -140,11 +140,12 @@ static void sleeper_link(struct stack_ctx *c, struct rt_sleeper *w)
     w->pprev = &c->sleepers;
     if (c->sleepers != NULL)
         c->sleepers->pprev = &w->next;
-    c->sleepers = w;
+    __atomic_store_n(&c->sleepers, w, __ATOMIC_RELAXED); /* read as a hint without the lock */
     w->linked = true;
 }
 
-int rt_sleep_arm(void)
+/* The loop's sleep_arm: under l's lock. */
+static int rtw_sleep_arm(struct stack_loop *l)
 {
     struct rt_sleeper *me = &rtw_me[0];
     if (me->fd < 0) {
@@ -158,25 +159,15 @@ int rt_sleep_arm(void)
          * stack 0's node, until a thread has a stack of its own) */
         rt_affinity_app_thread(0);
     }
-    /* Every stack may have the news (several stacks share the lock held
-     * here: runtime/stack_ctx.h). */
-    for (int i = 0; i < rt.nstacks; i++) {
-        rtw_me[i].fd = me->fd;
-        sleeper_link(&rt.stacks[i], &rtw_me[i]);
-    }
+    rtw_me[l->index].fd = me->fd;
+    sleeper_link(sctx_of(l), &rtw_me[l->index]);
     return me->fd;
 }
 
-void rt_sleep_disarm(void)
+/* The loop's sleep_disarm: under l's lock. */
+static void rtw_sleep_disarm(struct stack_loop *l)
 {
-    for (int i = 0; i < rt.nstacks; i++)
-        sleeper_unlink(&rtw_me[i]);
-}
-
-void rt_sleep_drain(int fd)
-{
-    uint64_t v;
-    (void)libc.read(fd, &v, sizeof(v));
+    sleeper_unlink(&rtw_me[l->index]);
 }
 
 /* Under the lock: signal and unlink every sleeper. */
@@ -273,7 +264,7 @@ static void *stack_thread(void *arg)
          * rarely find it held. */
         unsigned n = stack_rx(s, pkts);
         uint64_t now = tsc_clock_ns(&clk);
-        if (n == 0 && now < due && !stack_round_owed(s) && !lsock_ring_pending(s)) {
+        if (n == 0 && now < due && !stack_round_owed(s) && !lsock_pending(s)) {
             /* Nobody sleeping: an application thread is awake, maybe
              * runnable on this CPU; let it run rather than spin (a hint,
              * read without the lock). */
@@ -286,9 +277,9 @@ static void *stack_thread(void *arg)
         struct wake_list wl = {0};
         sctx_lock(c);
         lsock_flush_acks(s); /* ACKs lwIP would delay, now that the app read */
-        lsock_ring_service(s); /* bytes written into lwIP, read pbufs freed (tcp_ring.c) */
+        lsock_service(s); /* bytes written into lwIP, read pbufs freed (tcp_ring.c) */
         stack_round(s, pkts, n);
-        uint64_t ch = stack_sock_changes(s);
+        uint64_t ch = lsock_changes(s);
         if (ch != c->seen_changes) {
             c->seen_changes = ch;
             if (c->sleepers != NULL)
@@ -324,7 +315,7 @@ static int rtw_start(struct stack_ctx *c, const struct lstack_conf *conf, char *
         pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
     }
     c->stop = 0;
-    c->seen_changes = stack_sock_changes(c->stack);
+    c->seen_changes = lsock_changes(c->stack);
     /* The thread starts with every signal blocked: the application's
      * handlers run on its own threads. */
     sigset_t all, old;
@@ -357,15 +348,26 @@ static void rtw_stop(struct stack_ctx *c)
     sctx_unlock(c);
 }
 
-static void rtw_flush(struct stack_ctx *c)
+static void rtw_flush(struct stack_loop *l)
 {
-    (void)c; /* the stack thread's next round sends the batch */
+    (void)l; /* the stack thread's next round sends the batch */
 }
+
+static const struct stack_loop_ops rtw_ops = {
+    .lock = sctx_loop_lock,
+    .unlock = sctx_loop_unlock,
+    .contended = sctx_loop_contended,
+    .flush = rtw_flush,
+    .sleep_arm = rtw_sleep_arm,
+    .sleep_disarm = rtw_sleep_disarm,
+    .wake_begin = sctx_wake_begin,
+    .wake_end = sctx_wake_end,
+    .wait = &ev_wait_sleeping,
+};
 
 const struct stack_mode stack_mode_rtw = {
     .name = "run-to-wakeup",
-    .wait = &ev_wait_sleeping,
+    .ops = &rtw_ops,
     .start = rtw_start,
     .stop = rtw_stop,
-    .flush = rtw_flush,
 };

@@ -1,13 +1,12 @@
 /*
  * runtime.c - the runtime's accessors over the per-stack contexts (see
- * runtime.h and runtime/stack_ctx.h).
+ * runtime.h and runtime/stack_ctx.h): each context's lock and poll round
+ * as its loop's operations, the hooks other parts register, and the
+ * process-wide facts (host address, forked child).
  *
- * rt_lock is stack 0's context's lock: with several stacks (run-to-wakeup
- * only) every context takes that one (stack_ctx.h, lock_of). rt_poll is
- * stack 0's round: run-to-completion runs one stack. Which stack a socket
- * lives on: stacks.c. The lock is a
- * futex lock (common/futex_lock.h: a compare-and-swap to take, an exchange
- * to release, sleeping in the kernel when contended).
+ * A context's lock is a futex lock (common/futex_lock.h: a compare-and-swap
+ * to take, an exchange to release, sleeping in the kernel when contended).
+ * Which stack a socket lives on: stacks.c.
  * Design: docs/design.md#the-stack-lock-is-a-futex-lock-not-a-spinlock-or-mutex
  */
 #include <arpa/inet.h>
@@ -20,19 +19,40 @@
 volatile int rt_state_v = RT_PASSIVE;
 struct rt rt;
 
-void rt_lock(void)
+const struct rt_hooks *rt_hooks[RT_HOOKS_MAX];
+int rt_nhooks;
+
+void rt_hooks_register(const struct rt_hooks *h)
 {
-    sctx_lock(&rt.stacks[0]);
+    if (rt_nhooks < RT_HOOKS_MAX)
+        rt_hooks[rt_nhooks++] = h;
 }
 
-bool rt_lock_contended(void)
+void sctx_loop_lock(struct stack_loop *l)
 {
-    return sctx_contended(&rt.stacks[0]);
+    sctx_lock(sctx_of(l));
 }
 
-void rt_unlock(void)
+void sctx_loop_unlock(struct stack_loop *l)
 {
-    sctx_unlock(&rt.stacks[0]);
+    sctx_unlock(sctx_of(l));
+}
+
+bool sctx_loop_contended(struct stack_loop *l)
+{
+    return sctx_contended(sctx_of(l));
+}
+
+void rt_lock_all(void)
+{
+    for (int i = 0; i < rt.nstacks; i++)
+        sctx_lock(&rt.stacks[i]);
+}
+
+void rt_unlock_all(void)
+{
+    for (int i = rt.nstacks - 1; i >= 0; i--)
+        sctx_unlock(&rt.stacks[i]);
 }
 
 unsigned sctx_poll(struct stack_ctx *c)
@@ -40,19 +60,9 @@ unsigned sctx_poll(struct stack_ctx *c)
     if (c->stack == NULL)
         return 0;
     lsock_flush_acks(c->stack); /* ACKs lwIP would delay, now that the app read */
+    if (lsock_pending(c->stack))
+        lsock_service(c->stack); /* what the sockets left for the round */
     return stack_poll(c->stack);
-}
-
-unsigned rt_poll(void)
-{
-    return sctx_poll(&rt.stacks[0]);
-}
-
-void rt_flush(void)
-{
-    struct stack_ctx *c = &rt.stacks[0];
-    if (c->stack != NULL)
-        c->mode->flush(c);
 }
 
 uint32_t rt_host_addr(void)
@@ -68,11 +78,6 @@ bool rt_addr_is_kernel(uint32_t addr)
 bool rt_is_child(void)
 {
     return rt.child;
-}
-
-bool rt_low_power(void)
-{
-    return rt.low_power;
 }
 
 uint64_t rt_now_ms(void)

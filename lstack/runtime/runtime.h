@@ -1,12 +1,13 @@
 /*
- * runtime.h - the preload's process-wide state: is this process bound, is the
- * stack up, the stack lock, the poll driver, fork.
+ * runtime.h - the preload's process-wide state: is this process bound, are
+ * the stacks up, which stack a new socket goes to, the hooks of the parts
+ * that start and stop with them, fork. Each stack's lock, poll and sleep
+ * are its context's (common/stack_loop.h), reached through its sockets.
  *
  * Threads: rt_state is a plain read (any thread). Everything that touches a
- * stack (lsock_*, stack_*, rt_poll) runs under rt_lock(), the lock of the
- * stacks' contexts (runtime/stack_ctx.h: stack 0's, which every stack of
- * the process shares), except run-to-wakeup's ring reads and writes
- * (lsock_ring_recv / _send).
+ * stack (lsock_*, stack_*) runs under the lock of that stack's context,
+ * which every socket knows (lsock_loop, common/stack_loop.h), except
+ * run-to-wakeup's ring reads and writes (lsock_ring_recv / _send).
  */
 #ifndef LSTACK_RUNTIME_H
 #define LSTACK_RUNTIME_H
@@ -44,52 +45,31 @@ static inline enum rt_state rt_state(void)
  * process with that message. Any thread; concurrent callers wait. */
 bool rt_ensure(void);
 
-/* The stack lock: serialises every use of a stack. Not recursive. */
-void rt_lock(void);
-void rt_unlock(void);
-
-/* True while another thread waits in rt_lock: a spinning poller yields then,
- * or it would take the lock again before the waiter wakes up. */
-bool rt_lock_contended(void);
-
-/* Under rt_lock, by the stack's owner only (run-to-completion's waiting
- * thread; runtime/stack_ctx.h): one poll round of every stack (rx, lwIP,
- * timers, tx). Returns frames received. Never called in run-to-wakeup, where
- * the stack thread polls. */
-unsigned rt_poll(void);
-
-/* Under rt_lock, after a call that queued frames which should leave now
- * (connect, shutdown, close): run-to-completion sends the stack's tx batch;
- * run-to-wakeup leaves it to the stack thread's next round. Never a poll
- * round: nothing but the owner polls a queue. */
-void rt_flush(void);
-
-/* run-to-wakeup (runtime/mode_rtw.c), for the event layer's sleeping wait.
- * rt_sleep_arm, under rt_lock, right after the caller found nothing ready:
- * links the calling thread as a sleeper of the stack and returns its wake
- * fd (an eventfd, the thread's own, readable once the stack thread has
- * seen a socket's readiness change since), or -errno. rt_sleep_disarm,
- * under rt_lock: unlinks it (if still linked). rt_sleep_drain, without the
- * lock: consumes the fd's count after it was readable. */
-int rt_sleep_arm(void);
-void rt_sleep_disarm(void);
-void rt_sleep_drain(int fd);
-
-/* Under rt_lock, in RT_READY: the stack a new AF_INET socket is created
- * on. With several stacks (runtime/stacks.c) each call gives the next one
- * in turn. */
-struct stack *rt_stack(void);
+/* In RT_READY: a new AF_INET socket on the stack whose turn it is (with
+ * several stacks, runtime/stacks.c, each call gives the next one in
+ * turn), made under that stack's lock, its fd recorded (lsock_set_fd).
+ * Returns 0 or lsock_new's -errno. Any thread. */
+struct lsock;
+int rt_sock_new(int fd, struct lsock **out);
 
 /* How many stacks run (RT_READY; 0 before), and stack i of them (NULL out
- * of range). Any thread; the stack itself under rt_lock. */
+ * of range), and its loop (its context: common/stack_loop.h). Any thread;
+ * the stack itself under its loop's lock. */
 int rt_stack_count(void);
 struct stack *rt_stack_nth(int i);
+struct stack_loop *rt_loop_nth(int i);
 
-/* Under rt_lock, after lsock_listen(ls) succeeded: the same listener on
+/* Under stack i's lock (its loop's): its counters (stack_get_stats) and
+ * those its context keeps: the application's calls on its sockets, the
+ * waits for its lock. */
+struct stack_stats;
+void rt_stack_stats(int i, struct stack_stats *st);
+
+/* After lsock_listen(ls) succeeded, without a lock: the same listener on
  * every other stack (lsock_listen_copy), or their backlog updated after
- * listen() again. Returns 0 or lsock_listen_copy's -errno (ls listens on
- * the stacks done so far). Nothing to do with one stack. */
-struct lsock;
+ * listen() again; it takes one stack's lock at a time. Returns 0 or
+ * lsock_listen_copy's -errno (ls listens on the stacks done so far).
+ * Nothing to do with one stack. */
 int rt_listen_everywhere(struct lsock *ls);
 
 /* host_addr (network byte order). Only in RT_READY. */
@@ -103,17 +83,26 @@ bool rt_addr_is_kernel(uint32_t addr);
 /* True in a child forked from a bound process. */
 bool rt_is_child(void);
 
-/* low_power_mode from the config (the wait loops may sleep when idle). */
-bool rt_low_power(void);
-
-/* Low-power sleep with a wake-up (runtime/sleep.c). rt_can_wake: the port
- * can wake a sleeping waiter (ltran's). rt_sleep_begin: about to sleep;
- * returns an fd to poll (POLLIN) with the kernel fds, after which
- * rt_sleep_end must be called; -EAGAIN: frames are waiting (do not sleep);
- * -ENOTSUP: no wake-up (sleep the timed way). Any thread, without rt_lock. */
-bool rt_can_wake(void);
-int rt_sleep_begin(void);
-void rt_sleep_end(void);
+/* What other parts of the preload do when the stack starts and stops,
+ * registered (from their constructors) rather than called by the runtime,
+ * which knows none of them: the control socket (ctl/ctl_preload.c), the
+ * sockets still open at exit (posix/sock_fd.c). Each member may be NULL.
+ *  starting      just before the stack starts, on the thread that starts it;
+ *  start_failed  it did not start;
+ *  started       it runs (before RT_READY is published; conf and its path
+ *                are read during the call only);
+ *  stopping      at exit, before the stacks stop (in the reverse order of
+ *                registration). */
+struct lstack_conf;
+struct rt_hooks {
+    void (*starting)(void);
+    void (*start_failed)(void);
+    void (*started)(const struct lstack_conf *conf, const char *conf_path);
+    void (*stopping)(void);
+};
+/* Register h (kept; at most RT_HOOKS_MAX). Before rt_ensure. */
+#define RT_HOOKS_MAX 4
+void rt_hooks_register(const struct rt_hooks *h);
 
 /* Monotonic milliseconds (cheap: vDSO coarse clock is not enough for exact
  * epoll timeouts, so this is CLOCK_MONOTONIC). */

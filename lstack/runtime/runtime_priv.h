@@ -12,18 +12,30 @@
 #include "conf/conf_keys.h"
 #include "runtime/runtime.h"
 #include "runtime/stack_ctx.h"
+#include "runtime/stacks.h"
 
 struct rt {
     /* The stacks (runtime/stack_ctx.h): stacks[0..nstacks), one per
      * num_cpus CPU in run-to-wakeup (at most LSTACK_CONF_STACKS_SUPPORTED),
      * one otherwise; each lsock belongs to one (runtime/stacks.c). */
     struct stack_ctx stacks[LSTACK_CONF_STACKS_SUPPORTED];
+    struct stack_loop *loops[LSTACK_CONF_STACKS_SUPPORTED]; /* &stacks[i].loop: their group */
     int nstacks;              /* RT_READY: how many are open */
-    struct nic *nic;          /* stack 0's port (owned by the stack): the low-power wake-up (sleep.c) */
     uint32_t host_addr;       /* network byte order */
-    bool low_power;
     bool child;               /* forked from a process whose stack had started */
 };
+
+_Static_assert(LSTACK_CONF_STACKS_SUPPORTED <= STACK_LOOP_MAX, "a loop per stack");
+
+/* Every context's lock, in index order, and back (fork: nobody may be
+ * inside a stack while the address space is copied). The one place a
+ * thread holds two contexts' locks. */
+void rt_lock_all(void);
+void rt_unlock_all(void);
+
+/* The hooks registered (rt_hooks_register), for init.c. */
+extern const struct rt_hooks *rt_hooks[RT_HOOKS_MAX];
+extern int rt_nhooks;
 
 extern struct rt rt;
 

@@ -1,7 +1,9 @@
 /*
- * stack_ctx.h - one stack and everything that runs it: the per-stack
- * context that replaced the process singleton (rt.stack, one process-wide
- * stack lock). Runtime-private (runtime/ files and the mode files).
+ * stack_ctx.h - one stack and everything that runs it: the loop object
+ * the layers above see (struct stack_loop, common/stack_loop.h, first) and
+ * what only the runtime sees of it. Runtime-private (runtime/ files and
+ * the mode files).
+ * Design: docs/design.md#one-lock-per-stack-a-thread-holds-one-at-a-time
  * Design: docs/design.md#the-stack_thread_mode-is-a-table-chosen-once
  */
 #ifndef LSTACK_STACK_CTX_H
@@ -13,14 +15,16 @@
 #include <stdint.h>
 
 #include "common/futex_lock.h"
+#include "common/stack_loop.h"
+#include "stack/round_acct.h"
 
 /*
  * A context holds one lwIP instance (struct stack), the NIC queue it polls
  * (queue i of the port for stack i: several in run-to-wakeup with several
- * num_cpus CPUs, whose contexts then share one lock, see lock_of), its
- * lock, the CPU its owner runs on, the mode that decides who owns it (the
- * table below), and the mode's state (the stack thread and the sleeping
- * application threads of run-to-wakeup).
+ * num_cpus CPUs), its own lock (no two contexts share one: their rounds
+ * run in parallel), the CPU its owner runs on, the mode that decides who
+ * owns it (the table below), and the mode's state (the stack thread and
+ * the sleeping application threads of run-to-wakeup).
  *
  * Owner: the only thread that may poll the context's queue.
  *  run-to-completion  whichever application thread holds the lock and is
@@ -37,23 +41,19 @@
 struct stack;
 struct stack_ctx;
 struct lstack_conf;
-struct ev_wait_ops;
+struct nic;
 
 /* What a stack_thread_mode is: one table per mode, chosen at start. */
 struct stack_mode {
     const char *name;                 /* as in lstack.conf */
-    /* How an application thread waits (epoll_wait, poll, select, a
-     * blocking socket call): event/event.h. */
-    const struct ev_wait_ops *wait;
+    /* The table the mode gives its contexts' loops (common/stack_loop.h):
+     * lock, poll, flush, sleep, and how an application thread waits. */
+    const struct stack_loop_ops *ops;
     /* After the stack is open, before RT_READY: start the owner. Returns 0
      * or -1 with a reason in err. The init thread. */
     int (*start)(struct stack_ctx *c, const struct lstack_conf *conf, char *err, size_t errlen);
     /* Before the stack closes: stop the owner (joined on return). No lock held. */
     void (*stop)(struct stack_ctx *c);
-    /* Under the lock, after a call that queued frames that should leave
-     * now (connect's SYN, shutdown's and close's FIN or RST): never a poll
-     * round. */
-    void (*flush)(struct stack_ctx *c);
 };
 
 extern const struct stack_mode stack_mode_rtc; /* runtime/mode_rtc.c */
@@ -68,15 +68,14 @@ struct rt_sleeper {
 };
 
 struct stack_ctx {
+    struct stack_loop loop;           /* first: what sockets and waits see of the context */
     struct futex_lock mu;             /* every use of the stack, in both modes */
     int mu_waiters;                   /* threads blocked in sctx_lock */
-    /* The context whose mu this one takes: NULL (itself) with one stack;
-     * with several, every context's is stack 0's (one lock for the
-     * group: a round reads the other stacks' lwIP, stack/stack.h's
-     * stack_group_join, and readiness reaches epoll sets shared by
-     * sockets of every stack). */
-    struct stack_ctx *lock_of;
+    /* Takes of mu that found it held, and the TSC ticks they waited
+     * (stackctl show stats: lock_waits, lock_wait_cycles). Relaxed atomics. */
+    uint64_t lock_waits, lock_wait_cycles;
     struct stack *stack;              /* NULL until open */
+    struct nic *nic;                  /* its port queue (the low-power wake-up, sleep.c) */
     const struct stack_mode *mode;
     int index;                        /* stack number: its CPU is conf->cpus[index] */
     int cpu;                          /* that CPU (run-to-wakeup pins its thread there) */
@@ -86,41 +85,53 @@ struct stack_ctx {
     pthread_t thread;
     bool thread_started;
     int stop;                         /* atomic: the stack thread ends */
-    uint64_t seen_changes;            /* stack_sock_changes at the last wake-up */
+    uint64_t seen_changes;            /* lsock_changes at the last wake-up */
     struct rt_sleeper *sleepers;      /* under mu */
     int waking;                       /* atomic: the stack thread is writing wake fds it
                                        * took off sleepers, after unlocking mu */
 };
 
-static inline struct stack_ctx *sctx_locker(struct stack_ctx *c)
+static inline struct stack_ctx *sctx_of(struct stack_loop *l)
 {
-    return c->lock_of != NULL ? c->lock_of : c;
+    return (struct stack_ctx *)l;
 }
 
+/* Take c's lock; a take that finds it held is counted and timed (two reads
+ * of the rounds' clock, stack/round_acct.h, only then). */
 static inline void sctx_lock(struct stack_ctx *c)
 {
-    c = sctx_locker(c);
     if (futex_trylock(&c->mu))
         return;
+    uint64_t t0 = round_clock_now();
     __atomic_add_fetch(&c->mu_waiters, 1, __ATOMIC_RELAXED);
     futex_lock(&c->mu);
     __atomic_sub_fetch(&c->mu_waiters, 1, __ATOMIC_RELAXED);
+    /* under the lock: read by the control thread without it (relaxed) */
+    __atomic_store_n(&c->lock_wait_cycles, c->lock_wait_cycles + (round_clock_now() - t0), __ATOMIC_RELAXED);
+    __atomic_store_n(&c->lock_waits, c->lock_waits + 1, __ATOMIC_RELAXED);
 }
 
 static inline void sctx_unlock(struct stack_ctx *c)
 {
-    c = sctx_locker(c);
     futex_unlock(&c->mu);
 }
 
 static inline bool sctx_contended(struct stack_ctx *c)
 {
-    c = sctx_locker(c);
     return __atomic_load_n(&c->mu_waiters, __ATOMIC_RELAXED) != 0;
 }
 
 /* Under the lock: one poll round of c's stack, by its owner (flushes the
- * ACKs the application's reads owe first). Returns frames received. */
+ * ACKs the application's reads owe first, and does the work the sockets
+ * left for the round). Returns frames received. */
 unsigned sctx_poll(struct stack_ctx *c);
+
+/* The loop operations both modes share (runtime.c): the lock, and the
+ * low-power wake-up of the context's port (sleep.c). */
+void sctx_loop_lock(struct stack_loop *l);
+void sctx_loop_unlock(struct stack_loop *l);
+bool sctx_loop_contended(struct stack_loop *l);
+int sctx_wake_begin(struct stack_loop *l);
+void sctx_wake_end(struct stack_loop *l);
 
 #endif

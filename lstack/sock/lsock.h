@@ -6,10 +6,14 @@
  * functions return >= 0 or a negative errno (-EAGAIN, -ECONNRESET, ...;
  * lwIP's err_t mapped in sock/errmap.c) and preserve errno.
  * Threads: calls on one stack's sockets are serialised by the caller (the
- * stack lock); lwIP callbacks run inside stack_poll under it;
- * lsock_ring_recv / lsock_ring_send (run-to-wakeup) need no lock.
+ * lock of the stack's context: lsock_loop); lwIP callbacks run inside
+ * stack_poll under it. Stacks share no lock: no call on one stack's socket
+ * touches another stack (a listener's copies reach it through lock-free
+ * lists). Without a lock: lsock_ring_recv / lsock_ring_send
+ * (run-to-wakeup), lsock_hold / lsock_release, lsock_loop.
  * Memory: the POSIX layer owns an lsock from lsock_new / lsock_accept to
- * lsock_close (lwIP may keep the connection, e.g. in TIME_WAIT, without it).
+ * lsock_close (lwIP may keep the connection, e.g. in TIME_WAIT, without
+ * it); lsock_hold keeps its memory past that.
  */
 #ifndef LSTACK_LSOCK_H
 #define LSTACK_LSOCK_H
@@ -22,6 +26,7 @@
 #include <sys/uio.h>
 
 struct stack;
+struct stack_loop;
 struct lsock;
 
 /* Readiness, in epoll bit values (EPOLLIN, EPOLLOUT, EPOLLRDHUP, EPOLLHUP,
@@ -98,6 +103,25 @@ static inline void lsock_watchers_tell(struct lsock_watcher *w)
         w->changed(w);
 }
 
+/* The sock layer's state of stack st (its sockets, their counters, the
+ * ACKs they owe, run-to-wakeup's doorbell list) is the sock layer's own:
+ * made at st's first socket, kept by the stack as its upper layer's
+ * (stack_set_upper) and freed with it. lsock_stack_open makes it now, and
+ * tells st's sockets the context that runs st (loop: lsock_loop): before
+ * st's owner starts, so that no round ever sees it appear. Returns 0 or
+ * -ENOMEM. */
+int lsock_stack_open(struct stack *st, struct stack_loop *loop);
+
+/* The context that runs s's stack: the lock every call on s takes, and
+ * how a wait on s polls or sleeps (common/stack_loop.h). Fixed for s's
+ * life; any thread. */
+struct stack_loop *lsock_loop(const struct lsock *s);
+
+/* How many times a socket of st had its readiness change (each
+ * lsock_notify that told watchers): run-to-wakeup's stack thread wakes
+ * sleeping application threads when it moved. The stack's lock. */
+uint64_t lsock_changes(const struct stack *st);
+
 /* A new, unbound TCP socket on stack st. No lwIP object yet: options set
  * now are applied when bind/listen/connect creates the pcb.
  * -ENOBUFS: tcp_conn_count sockets are open already. -ENOMEM. */
@@ -130,16 +154,37 @@ int lsock_unbind(struct lsock *s);
  * -EINVAL if connecting / connected, -EADDRINUSE. */
 int lsock_listen(struct lsock *s, int backlog);
 
-/* Several stacks in one process: give listener s a copy on
- * stack st (another stack than s's), bound to s's address and port with
- * s's backlog and options, whose established connections join s's accept
- * queue (they live on st: lsock_stack of the accepted socket says which),
- * so accept and readiness on s cover every stack. Called again after s
- * listened again: the copy takes the new backlog. lsock_close(s) closes
- * the copies. Returns 0, -EINVAL (s does not listen, or is a copy),
- * -ENOBUFS (tcp_conn_count sockets open on st), -EADDRINUSE (st has the
- * port in use), -ENOMEM. Under the lock that serialises both stacks. */
-int lsock_listen_copy(struct lsock *s, struct stack *st);
+/* Several stacks in one process: a copy of listener s on every other
+ * stack, bound to s's address and port with s's backlog and options, whose
+ * established connections join s's accept queue (they live on their own
+ * stack: lsock_loop of the accepted socket says which), so accept and
+ * readiness on s cover every stack. Made in three steps, each under one
+ * stack's lock (tcp_listen_copy.c; runtime/stacks.c drives them):
+ *  lsock_listen_spec         under s's lock: what a copy takes, and the
+ *                            copies s has (held); -EINVAL (s does not
+ *                            listen, or is a copy), -ENOMEM;
+ *  lsock_listen_copy         under st's lock: s's copy on st listens again
+ *                            (listen() again: the new backlog), or a new
+ *                            one is made (*made, to attach); -EINVAL (st is
+ *                            s's own stack), -ENOBUFS (tcp_conn_count
+ *                            sockets open on st), -EADDRINUSE (st has the
+ *                            port in use), -ENOMEM;
+ *  lsock_listen_copy_attach  under s's lock: c joins s's copies; -EBADF
+ *                            when s was closed meanwhile (the caller then
+ *                            closes c, under st's lock);
+ *  lsock_spec_free           any thread: the spec's holds released. */
+struct lsock_spec;
+int lsock_listen_spec(struct lsock *s, struct lsock_spec **out);
+int lsock_listen_copy(const struct lsock_spec *sp, struct stack *st, struct lsock **made);
+int lsock_listen_copy_attach(struct lsock *s, struct lsock *c);
+void lsock_spec_free(struct lsock_spec *sp);
+
+/* After lsock_close(s) of a listener with copies (the caller holds s,
+ * lsock_hold, across both): the next socket to close under its own stack's
+ * lock (lsock_loop), with lsock_close, before the next call: s's copies,
+ * then the connections of other stacks s still queued (reset, as a closed
+ * listener's queue is on Linux). NULL: done. Without a lock. */
+struct lsock *lsock_close_next(struct lsock *s);
 
 /* Take one connection from the accept queue. -EAGAIN if none; -EINVAL if
  * not listening. The new lsock inherits the listener's options (TCP_NODELAY,
@@ -203,8 +248,10 @@ void lsock_close(struct lsock *s);
  * (poll and select on it, a blocking call on it) while another thread may
  * close it: lsock_close of a held socket does all a close does (FIN or RST,
  * the socket's room given back; from then on it reports EPOLLHUP, as a
- * closed socket) but frees the memory at the last lsock_release. Under the
- * stack's lock; every hold is released exactly once. */
+ * closed socket) but frees the memory at the last lsock_release. An atomic
+ * count: any thread, with or without the stack's lock, as long as the
+ * caller knows s alive when it takes the hold (its fd's entry, a hold
+ * already taken); every hold is released exactly once. */
 void lsock_hold(struct lsock *s);
 void lsock_release(struct lsock *s);
 
@@ -277,7 +324,7 @@ unsigned lsock_count(const struct stack *st);
  * request, written after the epoll_wait that follows its read, carry it). Without it, lwIP's delayed ACK waits for its
  * 250 ms timer and a peer using Nagle stalls that long on small writes;
  * Linux acknowledges at once in that case. Call once per poll round, before
- * stack_poll, under the stack lock (rt_poll). */
+ * stack_poll, under the stack lock (the context's poll round). */
 void lsock_flush_acks(struct stack *st);
 
 /* ---- run-to-wakeup: data through rings (sock/tcp_ring.c) ----
@@ -306,10 +353,12 @@ ssize_t lsock_ring_send(struct lsock *s, const struct iovec *iov, int iovcnt);
 ssize_t lsock_ring_recv_locked(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
 ssize_t lsock_ring_send_locked(struct lsock *s, const struct iovec *iov, int iovcnt, int flags);
 
-/* The stack thread: true if application calls left ring work (a racy hint,
- * without the lock); under the lock, do it: move written bytes into lwIP,
- * free read pbufs and reopen windows, tell writers of new room. */
-bool lsock_ring_pending(const struct stack *st);
-void lsock_ring_service(struct stack *st);
+/* The stack's owner, each round: true if application calls left ring work
+ * or another stack changed a socket's readiness (a listener's copy took a
+ * connection for it): a racy hint, without the lock; under the lock, do
+ * it: move written bytes into lwIP, free read pbufs and reopen windows,
+ * tell writers of new room, tell the watchers of what changed from afar. */
+bool lsock_pending(const struct stack *st);
+void lsock_service(struct stack *st);
 
 #endif

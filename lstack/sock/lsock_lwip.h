@@ -3,7 +3,7 @@
  * lsock_priv.h for the split). Includes lwIP headers: never include it from
  * a file that needs <netinet/tcp.h>.
  *
- * Every lwIP function is called through the stack's table, s->st->L.<fn>
+ * Every lwIP function is called through the stack's table, lsock_lwip(s)-><fn>
  * (lstack/stack/lwip_api.def); macros on pcb fields (tcp_sndbuf,
  * tcp_nagle_disable, ip_set_option, ...) are used directly.
  */
@@ -15,13 +15,23 @@
 #include "lwip/tcp.h"
 
 #include "sock/lsock_priv.h"
-#include "stack/stack_priv.h"
+#include "stack/stack_lwip.h"
 
 /* The stack's lwIP table. */
 static inline const struct lwip_api *lsock_lwip(const struct lsock *s)
 {
-    return &s->st->L;
+    return s->ss->L;
 }
+
+/* The sock layer's state of stack st, or NULL before its first socket. */
+static inline struct lsocks *lsocks_of(const struct stack *st)
+{
+    return stack_upper(st);
+}
+
+/* The same, made at the first call for st (tcp_sock.c): NULL if out of
+ * memory. */
+struct lsocks *lsocks_get(struct stack *st);
 
 /* ---- errmap.c ---- */
 

@@ -1,13 +1,14 @@
 /*
- * lsock_priv.h - struct lsock and what the sock layer's files share.
+ * lsock_priv.h - struct lsock, struct lsocks (the sock layer's state of a
+ * stack) and what the sock layer's files share.
  *
  * The files: tcp_sock.c (life cycle, accept / connected / err callbacks),
  * tcp_io.c (data, events, recv / sent callbacks), pcb_opts.c (options ->
  * pcb), errmap.c (err_t -> errno), sockopt.c (setsockopt / getsockopt over
  * the stored options). Those that touch lwIP include sock/lsock_lwip.h (our
  * lwipopts.h lets <netinet/tcp.h> and lwIP's headers share a file); here the
- * pcb and pbufs stay opaque pointers, so the event and ctl layers can use
- * this header without lwIP.
+ * pcb and pbufs stay opaque pointers (sockopt.c sees no lwIP type). No
+ * other layer includes it: they use lsock.h.
  */
 #ifndef LSTACK_LSOCK_PRIV_H
 #define LSTACK_LSOCK_PRIV_H
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/spsc.h"
+#include "port/lwip_port.h"
 #include "sock/lsock.h"
 
 /*
@@ -35,6 +37,40 @@ struct tcp_pcb;
 struct pbuf;
 
 enum lsock_state { LS_NEW, LS_BOUND, LS_LISTEN, LS_CONNECTING, LS_CONNECTED, LS_DEAD };
+
+struct lwip_api;
+struct stack_loop;
+
+/* The sock layer's state of one stack (tcp_sock.c makes it at the
+ * stack's first socket, or when the runtime gives the stack its context;
+ * the stack keeps it as its upper layer's, stack_set_upper, and frees it
+ * at stack_close). Under the stack's lock but where said. */
+struct lsocks {
+    struct stack *st;
+    const struct lwip_api *L;  /* the stack's lwIP (stack_lwip) */
+    struct lstack_lwip_limits tcp; /* the stack's TCP limits (stack_tcp_limits) */
+    uint32_t max;              /* tcp_conn_count */
+    int syn_retries;           /* net.ipv4.tcp_syn_retries (TCP_SYNCNT's default) */
+    int syn_linear_timeouts;   /* net.ipv4.tcp_syn_linear_timeouts */
+    struct stack_loop *loop;   /* the context that runs the stack (lsock_loop); NULL: none told */
+
+    uint32_t count;            /* lsocks counted against max */
+    uint64_t changes;          /* lsock_notify calls that told watchers (lsock_changes) */
+    uint64_t refused;          /* connections reset when they completed: max were open by then
+                                * (lwIP refuses the SYN itself when they are open already) */
+    uint64_t opened, accepted, reset, aborted; /* stack_stats conn_* */
+    struct lsock *ack_owed;    /* sockets whose delayed ACK lsock_flush_acks sends */
+    struct lsock *ack_aged;    /* ... owed since before the last flush: sent by the next */
+    /* Connections get run-to-wakeup's rings (tcp_ring.c); the sockets with
+     * work for the stack's next round: a lock-free list that any thread
+     * pushes to and the round takes whole (lsock_service). */
+    bool rings;
+    struct lsock *pend;
+    /* Sockets whose readiness another stack changed (a listener's copy
+     * took a connection for it): a lock-free list (atomic), each with a
+     * hold, that this stack's next round takes whole and tells. */
+    struct lsock *tell;
+};
 
 /* Options as the application set them (Linux units); applied to the pcb
  * when it exists (pcb_opts.c), inherited by accepted sockets. */
@@ -56,7 +92,8 @@ struct lsock_opts {
 };
 
 struct lsock {
-    struct stack *st;
+    struct lsocks *ss;         /* the sockets of its stack */
+    struct stack *st;          /* that stack (ss->st) */
     struct tcp_pcb *pcb;       /* NULL in LS_NEW and LS_DEAD; never touched after lwIP's err callback */
     enum lsock_state state;
     struct lsock_watcher *watchers; /* told of readiness changes (lsock.h) */
@@ -88,19 +125,29 @@ struct lsock {
     /* Listener: accepted connections not yet taken by lsock_accept. */
     int backlog;
     struct lsock *acc_head, *acc_tail;
-    struct lsock *acc_next;    /* link in the listener's queue */
+    struct lsock *acc_next;    /* link in the listener's queue (or its incoming list) */
+    /* Connections its copies on other stacks established (tcp_listen_copy.c):
+     * a lock-free list (atomic) that their rounds push to, each under its
+     * own stack's lock, and lsock_accept takes whole into the queue. */
+    struct lsock *incoming;
 
-    /* a listener's copies on the process's other stacks
+    /* A listener's copies on the process's other stacks
      * (tcp_listen_copy.c). The socket the application holds heads the list
-     * (copies: rep_next); a copy points back (rep_primary) and queues its
-     * connections there. */
+     * (copies: rep_next; under its stack's lock); a copy points back
+     * (rep_primary, with a reference) and hands its connections there. */
     struct lsock *rep_primary;
     struct lsock *rep_next;
+    /* Told from another stack that its readiness changed (a copy's new
+     * connection): on its stack's tell list (lsocks.tell, atomic) until
+     * that stack's next round tells its watchers. */
+    int tell_pend;
+    struct lsock *tell_next;
 
-    /* waits that look at the socket without owning it
-     * (lsock_hold); closed: lsock_close ran, the memory waits for the
-     * last release. */
-    uint32_t holds;
+    /* References to the memory (atomic): the owner's (dropped by
+     * lsock_close) and those of waits that look at the socket without
+     * owning it (lsock_hold); the last lsock_release frees it. closed:
+     * lsock_close ran (a dead socket, EPOLLHUP, for the waits left). */
+    uint32_t refs;
     bool closed;
 
     /* The fd the POSIX layer gave it (lsock_set_fd), -1 before; for
@@ -257,8 +304,17 @@ void lsock_ring_free(struct lsock_ring *r);
 
 /* ---- tcp_listen_copy.c ---- */
 
-/* Close every copy of listener s (lsock_close of s, under the lock). */
-void lsock_close_copies(struct lsock *s);
+/* Under the lock of copy's stack (its round): hand c, a connection the
+ * copy established, to its listener s (of another stack): pushed on s's
+ * incoming list, s told from afar. */
+void lsock_listen_copy_hand(struct lsock *s, struct lsock *c);
+/* Under s's lock: move s's incoming list to the end of its queue. */
+void lsock_incoming_take(struct lsock *s);
+/* Any thread: s's readiness changed on another stack's round: s's own
+ * stack tells its watchers at its next round (lsock_tell_take). */
+void lsock_tell_afar(struct lsock *s);
+/* Under ss's stack's lock, each round: tell what lsock_tell_afar listed. */
+void lsock_tell_take(struct lsocks *ss);
 
 /* ---- tcp_connect_timer.c ---- */
 

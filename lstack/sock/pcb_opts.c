@@ -5,8 +5,6 @@
  * the pcb. Keepalive times are seconds in the socket API and milliseconds in
  * the pcb.
  */
-#include "lwip/priv/tcp_priv.h" /* struct tcp_seg, TCP_SLOW_INTERVAL */
-
 #include "sock/lsock_lwip.h"
 
 /*
@@ -32,7 +30,7 @@ static void lsock_apply_rcvbuf(struct lsock *s)
     if (s->state != LS_CONNECTED)
         return; /* lwIP sets the window itself during the handshake */
     lsock_rcv_settle(s); /* the arithmetic below assumes lwIP has all credit */
-    uint32_t max = s->st->tcp.rcv_wnd;
+    uint32_t max = s->ss->tcp.rcv_wnd;
     uint32_t want = s->o.rcvbuf > 0 && (uint32_t)s->o.rcvbuf < max ? (uint32_t)s->o.rcvbuf : max;
     if (s->rcv_cap == 0) {
         /* First time, as the connection is established: the handshake
@@ -120,15 +118,14 @@ void lsock_pcb_info(const struct lsock *s, struct lsock_tcpinfo *ti)
     ti->mss = tcp_mss(pcb);
     /* rto is in slow-timer ticks; sa is 8 x the smoothed RTT in ticks, sv
      * 4 x its deviation (Van Jacobson's fixed point, see lwIP tcp_in.c). */
-    ti->rto_us = (uint32_t)pcb->rto * TCP_SLOW_INTERVAL * 1000u;
-    ti->rtt_us = (uint32_t)(pcb->sa > 0 ? pcb->sa >> 3 : 0) * TCP_SLOW_INTERVAL * 1000u;
-    ti->rttvar_us = (uint32_t)(pcb->sv > 0 ? pcb->sv >> 2 : 0) * TCP_SLOW_INTERVAL * 1000u;
+    ti->rto_us = (uint32_t)pcb->rto * STACK_TCP_TICK_MS * 1000u;
+    ti->rtt_us = (uint32_t)(pcb->sa > 0 ? pcb->sa >> 3 : 0) * STACK_TCP_TICK_MS * 1000u;
+    ti->rttvar_us = (uint32_t)(pcb->sv > 0 ? pcb->sv >> 2 : 0) * STACK_TCP_TICK_MS * 1000u;
     if (pcb->mss > 0) {
         ti->snd_cwnd = pcb->cwnd / pcb->mss;
         ti->snd_ssthresh = pcb->ssthresh / pcb->mss;
     }
-    for (const struct tcp_seg *seg = pcb->unacked; seg != NULL; seg = seg->next)
-        ti->unacked++;
+    ti->unacked = lsock_lwip(s)->lstack_tcp_unacked_segs(pcb);
     ti->retransmits = pcb->nrtx;
     ti->snd_wnd = pcb->snd_wnd;
     ti->rcv_wnd = pcb->rcv_ann_wnd;

@@ -218,9 +218,9 @@ static int get_socket(struct lsock *s, int name, void *val, socklen_t *len)
     case SO_KEEPALIVE:
         return put_int(val, len, s->o.keepalive);
     case SO_RCVBUF:
-        return put_int(val, len, s->o.rcvbuf ? s->o.rcvbuf * 2 : (int)s->st->tcp.rcv_wnd);
+        return put_int(val, len, s->o.rcvbuf ? s->o.rcvbuf * 2 : (int)s->ss->tcp.rcv_wnd);
     case SO_SNDBUF:
-        return put_int(val, len, s->o.sndbuf ? s->o.sndbuf * 2 : (int)s->st->tcp.snd_buf);
+        return put_int(val, len, s->o.sndbuf ? s->o.sndbuf * 2 : (int)s->ss->tcp.snd_buf);
     case SO_LINGER: {
         struct linger l = {.l_onoff = s->o.linger_on, .l_linger = s->o.linger_s};
         return put(val, len, &l, sizeof(l));

@@ -12,7 +12,6 @@
 #include <errno.h>
 
 #include "lwip/etharp.h"
-#include "lwip/priv/tcp_priv.h" /* TCP_SLOW_INTERVAL */
 #include "lwip/timeouts.h"
 
 #include "sock/lsock_lwip.h"
@@ -58,7 +57,7 @@
 
 int lsock_syncnt(const struct lsock *s)
 {
-    return s->o.syncnt != 0 ? s->o.syncnt : s->st->syn_retries;
+    return s->o.syncnt != 0 ? s->o.syncnt : s->ss->syn_retries;
 }
 
 /* Linux's interval after the k-th transmission of a SYN (k >= 0; 0 is the
@@ -104,13 +103,13 @@ static int syn_last(int n, int L)
 /* The pcb's RTO in lwIP ticks for ms (ms <= 121 s fits its s16_t). */
 static s16_t rto_ticks(uint64_t ms)
 {
-    return (s16_t)((ms + TCP_SLOW_INTERVAL - 1u) / TCP_SLOW_INTERVAL);
+    return (s16_t)((ms + STACK_TCP_TICK_MS - 1u) / STACK_TCP_TICK_MS);
 }
 
 /* The next hop's ARP entry is resolved. */
 static bool next_hop_known(struct lsock *s)
 {
-    struct netif *nif = &s->st->netif;
+    struct netif *nif = stack_netif(s->st);
     uint32_t me = ip4_addr_get_u32(netif_ip4_addr(nif));
     uint32_t mask = ip4_addr_get_u32(netif_ip4_netmask(nif));
     ip4_addr_t hop;
@@ -154,12 +153,12 @@ static void arm(struct lsock *s, uint64_t ms)
 static void rearm_tick(struct lsock *s)
 {
     s->conn_timer = true;
-    lsock_lwip(s)->sys_timeout(TCP_SLOW_INTERVAL, on_timer, s);
+    lsock_lwip(s)->sys_timeout(STACK_TCP_TICK_MS, on_timer, s);
 }
 
 /* Ticks to wait at most for a retransmission lwIP owes (a stack thread
  * held up), before the RTO is set anyway: 2 s. */
-#define WAIT_TICKS_MAX (2000u / TCP_SLOW_INTERVAL)
+#define WAIT_TICKS_MAX (2000u / STACK_TCP_TICK_MS)
 
 static void on_timer(void *arg)
 {
@@ -172,7 +171,7 @@ static void on_timer(void *arg)
         fail(s, EHOSTUNREACH);
         return;
     }
-    int n = lsock_syncnt(s), L = s->st->syn_linear_timeouts;
+    int n = lsock_syncnt(s), L = s->ss->syn_linear_timeouts;
     int last = syn_last(n, L);
     uint64_t end = syn_at_ms(last, L);
     if (at >= end) {
@@ -223,7 +222,7 @@ void lsock_connect_timer_start(struct lsock *s)
     s->conn_rto_set = false;
     /* the first event: the first retransmission settled (1.5 s), or the
      * end if there is none (tcp_syn_retries 0: 1 s) */
-    int L = s->st->syn_linear_timeouts;
+    int L = s->ss->syn_linear_timeouts;
     uint64_t end = syn_at_ms(syn_last(lsock_syncnt(s), L), L);
     arm(s, LWIP_MIN(syn_at_ms(1, L) + SETTLE_MS, end));
 }

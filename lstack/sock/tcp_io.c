@@ -11,8 +11,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "lwip/priv/tcp_priv.h" /* tcp_ack_now */
-
 #include "sock/lsock_lwip.h"
 
 /*
@@ -57,7 +55,7 @@
 static inline uint32_t snd_room(const struct lsock *s)
 {
     const struct tcp_pcb *pcb = s->pcb;
-    uint32_t size = s->st->tcp.snd_buf;
+    uint32_t size = s->ss->tcp.snd_buf;
     if (s->o.sndbuf > 0 && (uint32_t)s->o.sndbuf * 2 < size) {
         uint32_t cap = (uint32_t)s->o.sndbuf * 2, queued = size - pcb->snd_buf;
         return queued >= cap ? 0 : cap - queued;
@@ -68,7 +66,7 @@ static inline uint32_t snd_room(const struct lsock *s)
 /* The size the low-water marks are taken against. */
 static inline uint32_t snd_size(const struct lsock *s)
 {
-    uint32_t size = s->st->tcp.snd_buf;
+    uint32_t size = s->ss->tcp.snd_buf;
     return s->o.sndbuf > 0 && (uint32_t)s->o.sndbuf * 2 < size ? (uint32_t)s->o.sndbuf * 2 : size;
 }
 
@@ -77,7 +75,7 @@ static bool writable(const struct lsock *s)
     const struct tcp_pcb *pcb = s->pcb;
     if (pcb == NULL)
         return true;
-    const struct lstack_lwip_limits *lim = &s->st->tcp;
+    const struct lstack_lwip_limits *lim = &s->ss->tcp;
     uint32_t lowat = snd_size(s) == lim->snd_buf ? lim->snd_lowat : snd_size(s) / 2;
     return snd_room(s) >= lowat && tcp_sndqueuelen(pcb) < lim->snd_queuelowat;
 }
@@ -90,13 +88,13 @@ static inline __attribute__((always_inline)) uint32_t events_of(const struct lso
      * It runs several times per request (every notify and epoll check). */
     if (s->state == LS_CONNECTED && s->o.sndbuf == 0 && s->so_error == 0 &&
         !(s->peer_fin | s->shut_rd | s->shut_wr) && s->pcb != NULL && s->ring == NULL) {
-        const struct lstack_lwip_limits *lim = &s->st->tcp;
+        const struct lstack_lwip_limits *lim = &s->ss->tcp;
         bool wr = s->pcb->snd_buf >= lim->snd_lowat && tcp_sndqueuelen(s->pcb) < lim->snd_queuelowat;
         return (s->rx_bytes > 0 ? EPOLLIN : 0u) | (wr ? EPOLLOUT : 0u);
     }
     switch (s->state) {
-    case LS_LISTEN:
-        return s->acc_head != NULL ? EPOLLIN : 0;
+    case LS_LISTEN: /* its queue, and what its copies on other stacks took */
+        return s->acc_head != NULL || __atomic_load_n(&s->incoming, __ATOMIC_RELAXED) != NULL ? EPOLLIN : 0;
     case LS_CONNECTING:
         return 0;
     default:
@@ -136,7 +134,7 @@ void lsock_notify(struct lsock *s, bool force)
     if (!force && ev == s->ev_last)
         return;
     s->ev_last = ev;
-    s->st->sock_changes++; /* run-to-wakeup's stack thread wakes sleepers on it */
+    s->ss->changes++; /* run-to-wakeup's stack thread wakes sleepers on it */
     lsock_watchers_tell(s->watchers);
 }
 
@@ -247,7 +245,7 @@ static void rx_credit(struct lsock *s, size_t n)
     /* A window capped below lwIP's update threshold (two segments) would
      * reopen silently: announce it. */
     if (credit > 0 && s->rcv_cap != 0 && s->rcv_cap < 4u * tcp_mss(s->pcb)) {
-        tcp_ack_now(s->pcb);
+        stack_tcp_ack_now(s->pcb);
         L->tcp_output(s->pcb);
     }
 }
@@ -267,8 +265,8 @@ static void ack_owe(struct lsock *s)
     if (s->ack_owed || s->pcb == NULL || !(s->pcb->flags & TF_ACK_DELAY))
         return;
     s->ack_owed = true;
-    s->ack_next = s->st->sock_ack_owed;
-    s->st->sock_ack_owed = s;
+    s->ack_next = s->ss->ack_owed;
+    __atomic_store_n(&s->ss->ack_owed, s, __ATOMIC_RELAXED); /* the owner's hint reads it without the lock */
 }
 
 void lsock_ack_owe(struct lsock *s)
@@ -281,7 +279,7 @@ static bool ack_unlink(struct lsock **head, struct lsock *s)
 {
     for (struct lsock **pp = head; *pp != NULL; pp = &(*pp)->ack_next) {
         if (*pp == s) {
-            *pp = s->ack_next;
+            __atomic_store_n(pp, s->ack_next, __ATOMIC_RELAXED); /* may be the list's head: see ack_owe */
             return true;
         }
     }
@@ -292,25 +290,28 @@ void lsock_ack_forget(struct lsock *s)
 {
     if (!s->ack_owed)
         return;
-    if (!ack_unlink(&s->st->sock_ack_owed, s))
-        ack_unlink(&s->st->sock_ack_aged, s);
+    if (!ack_unlink(&s->ss->ack_owed, s))
+        ack_unlink(&s->ss->ack_aged, s);
     s->ack_owed = false;
     s->ack_next = NULL;
 }
 
 void lsock_flush_acks(struct stack *st)
 {
+    struct lsocks *ss = lsocks_of(st);
+    if (ss == NULL)
+        return;
     /* Those owed since the last call wait one more round for a reply. */
-    struct lsock *s = st->sock_ack_aged;
-    st->sock_ack_aged = st->sock_ack_owed;
-    st->sock_ack_owed = NULL;
+    struct lsock *s = ss->ack_aged;
+    ss->ack_aged = ss->ack_owed;
+    __atomic_store_n(&ss->ack_owed, NULL, __ATOMIC_RELAXED);
     while (s != NULL) {
         struct lsock *next = s->ack_next;
         s->ack_owed = false;
         s->ack_next = NULL;
         /* Still delayed: no reply carried it since the read. */
         if (s->pcb != NULL && (s->pcb->flags & TF_ACK_DELAY)) {
-            tcp_ack_now(s->pcb);
+            stack_tcp_ack_now(s->pcb);
             lsock_lwip(s)->tcp_output(s->pcb);
         }
         s = next;
@@ -404,7 +405,7 @@ static ssize_t write_some(struct lsock *s, const char *buf, size_t len, bool mor
     size_t done = 0;
     while (done < len) {
         size_t room = snd_room(s);
-        if (room == 0 || tcp_sndqueuelen(pcb) >= s->st->tcp.snd_queuelen)
+        if (room == 0 || tcp_sndqueuelen(pcb) >= s->ss->tcp.snd_queuelen)
             break;
         size_t n = len - done;
         if (n > room)
@@ -452,7 +453,7 @@ ssize_t lsock_send_refusal(struct lsock *s)
 static inline void notify_after_send(struct lsock *s)
 {
     if (s->o.sndbuf == 0 && !(s->peer_fin | s->shut_rd) && s->ring == NULL) {
-        const struct lstack_lwip_limits *lim = &s->st->tcp;
+        const struct lstack_lwip_limits *lim = &s->ss->tcp;
         bool wr = s->pcb->snd_buf >= lim->snd_lowat && tcp_sndqueuelen(s->pcb) < lim->snd_queuelowat;
         if (((s->rx_bytes > 0 ? EPOLLIN : 0u) | (wr ? EPOLLOUT : 0u)) == s->ev_last)
             return;
@@ -472,7 +473,7 @@ ssize_t lsock_send(struct lsock *s, const struct iovec *iov, int iovcnt, int fla
     if (iovcnt == 1) {
         struct tcp_pcb *pcb = s->pcb;
         size_t n = iov[0].iov_len;
-        if (n > 0 && n <= 0xffff && n <= snd_room(s) && tcp_sndqueuelen(pcb) < s->st->tcp.snd_queuelen &&
+        if (n > 0 && n <= 0xffff && n <= snd_room(s) && tcp_sndqueuelen(pcb) < s->ss->tcp.snd_queuelen &&
             lsock_lwip(s)->tcp_write(pcb, iov[0].iov_base, (u16_t)n, TCP_WRITE_FLAG_COPY) == ERR_OK) {
             lsock_lwip(s)->tcp_output(pcb);
             notify_after_send(s);

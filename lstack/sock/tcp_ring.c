@@ -42,7 +42,7 @@
  * list (sock_ring_pend: a lock-free LIFO that the stack thread takes whole
  * with one exchange, so there is no ABA). The stack thread, which polls
  * anyway, sees the list non-empty, takes its lock for a round and services
- * each socket (lsock_ring_service): drain the send ring (the reply carries
+ * each socket (lsock_service): drain the send ring (the reply carries
  * the ACK), free read pbufs, reopen the window, owe the delayed ACK as
  * tcp_io.c does when the application drained the queue.
  *
@@ -115,12 +115,11 @@ static void kick(struct lsock *s)
 {
     if (__atomic_exchange_n(&s->pend, 1, __ATOMIC_SEQ_CST))
         return; /* listed already: the stack clears pend before it looks */
-    struct stack *st = s->st;
-    struct lsock *head = __atomic_load_n(&st->sock_ring_pend, __ATOMIC_RELAXED);
+    struct lsocks *ss = s->ss;
+    struct lsock *head = __atomic_load_n(&ss->pend, __ATOMIC_RELAXED);
     do {
         s->pend_next = head;
-    } while (!__atomic_compare_exchange_n(&st->sock_ring_pend, &head, s, true, __ATOMIC_RELEASE,
-                                          __ATOMIC_RELAXED));
+    } while (!__atomic_compare_exchange_n(&ss->pend, &head, s, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
 ssize_t lsock_ring_recv(struct lsock *s, const struct iovec *iov, int iovcnt, int flags)
@@ -196,17 +195,22 @@ ssize_t lsock_ring_send(struct lsock *s, const struct iovec *iov, int iovcnt)
 
 void lsock_rings_enable(struct stack *st)
 {
-    st->sock_rings = true;
+    struct lsocks *ss = lsocks_get(st);
+    if (ss != NULL)
+        ss->rings = true;
 }
 
 bool lsock_rings_enabled(const struct stack *st)
 {
-    return st != NULL && st->sock_rings;
+    const struct lsocks *ss = st != NULL ? lsocks_of(st) : NULL;
+    return ss != NULL && ss->rings;
 }
 
-bool lsock_ring_pending(const struct stack *st)
+bool lsock_pending(const struct stack *st)
 {
-    return __atomic_load_n(&st->sock_ring_pend, __ATOMIC_RELAXED) != NULL;
+    const struct lsocks *ss = lsocks_of(st);
+    return ss != NULL &&
+           (__atomic_load_n(&ss->pend, __ATOMIC_RELAXED) != NULL || __atomic_load_n(&ss->tell, __ATOMIC_RELAXED) != NULL);
 }
 
 void lsock_ring_free(struct lsock_ring *r)
@@ -228,7 +232,7 @@ static uint32_t tx_room(const struct lsock *s)
 {
     const struct tcp_pcb *pcb = s->pcb;
     uint32_t room = lsock_snd_room(s);
-    uint32_t queued = tcp_sndqueuelen(pcb), limit = s->st->tcp.snd_queuelen;
+    uint32_t queued = tcp_sndqueuelen(pcb), limit = s->ss->tcp.snd_queuelen;
     uint32_t slots = queued + 2 < limit ? limit - queued - 2 : 0;
     uint32_t by_slots = slots * (uint32_t)tcp_mss(pcb);
     return by_slots < room ? by_slots : room;
@@ -395,7 +399,7 @@ static void ring_drain_tx(struct lsock *s)
             n = room;
         if (n > 0xffff)
             n = 0xffff; /* tcp_write takes 16 bits */
-        if (n == 0 || tcp_sndqueuelen(pcb) >= s->st->tcp.snd_queuelen)
+        if (n == 0 || tcp_sndqueuelen(pcb) >= s->ss->tcp.snd_queuelen)
             break;
         u8_t fl = TCP_WRITE_FLAG_COPY | (n < avail ? TCP_WRITE_FLAG_MORE : 0);
         err_t e = L->tcp_write(pcb, r->tx_buf + off, (u16_t)n, fl);
@@ -436,9 +440,14 @@ static void service_one(struct lsock *s)
         lsock_ack_owe(s); /* drained: as tcp_io.c's lsock_recv does */
 }
 
-void lsock_ring_service(struct stack *st)
+void lsock_service(struct stack *st)
 {
-    struct lsock *s = __atomic_exchange_n(&st->sock_ring_pend, NULL, __ATOMIC_ACQUIRE);
+    struct lsocks *ss = lsocks_of(st);
+    if (ss == NULL)
+        return;
+    if (__atomic_load_n(&ss->tell, __ATOMIC_RELAXED) != NULL)
+        lsock_tell_take(ss); /* readiness other stacks changed (a listener's copies) */
+    struct lsock *s = __atomic_exchange_n(&ss->pend, NULL, __ATOMIC_ACQUIRE);
     while (s != NULL) {
         struct lsock *next = s->pend_next;
         /* A full barrier before reading the rings: a call after it rings again. */
@@ -466,7 +475,7 @@ size_t lsock_ring_close(struct lsock *s)
 void lsock_ring_drop(struct lsock *s)
 {
     if (__atomic_load_n(&s->pend, __ATOMIC_ACQUIRE))
-        lsock_ring_service(s->st); /* off the list before the memory goes */
+        lsock_service(s->st); /* off the list before the memory goes */
     struct lsock_ring *r = s->ring;
     const struct lwip_api *L = lsock_lwip(s);
     for (; r->rx_freed != r->rx.tail; r->rx_freed++)

@@ -35,9 +35,9 @@ static uint32_t ip4_u32(const ip_addr_t *a)
     return ip4_addr_get_u32(ip_2_ip4(a));
 }
 
-static uint32_t host_addr(const struct stack *st)
+static uint32_t host_addr(struct stack *st)
 {
-    return ip4_addr_get_u32(netif_ip4_addr(&st->netif));
+    return ip4_addr_get_u32(netif_ip4_addr(stack_netif(st)));
 }
 
 void lsock_save_addrs(struct lsock *s, const struct tcp_pcb *pcb)
@@ -111,31 +111,33 @@ static void sock_mem_free(struct lsock *s)
     free(s);
 }
 
-/* Release an lsock whose pcb is already gone or detached; a held one
- * (lsock_hold) stays as a dead socket until its last release. */
+/* Release an lsock whose pcb is already gone or detached: what it holds of
+ * the stack now; a held one (lsock_hold) stays as a dead socket until its
+ * last release. */
 static void lsock_free(struct lsock *s)
 {
     lsock_ack_forget(s);
     if (s->ring != NULL)
         lsock_ring_drop(s); /* its pbufs, and off the stack thread's list */
     lsock_rx_drop(s);
-    s->st->sock_count--;
-    if (s->holds > 0) {
-        s->closed = true;
-        s->state = LS_DEAD;
-        return;
+    s->ss->count--;
+    s->closed = true;
+    s->state = LS_DEAD;
+    if (s->rep_primary != NULL) { /* a listener's copy: no more connections for it */
+        lsock_release(s->rep_primary);
+        s->rep_primary = NULL;
     }
-    sock_mem_free(s);
+    lsock_release(s); /* the owner's reference */
 }
 
 void lsock_hold(struct lsock *s)
 {
-    s->holds++;
+    __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
 }
 
 void lsock_release(struct lsock *s)
 {
-    if (--s->holds == 0 && s->closed)
+    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
         sock_mem_free(s);
 }
 
@@ -145,7 +147,7 @@ static void abort_child(struct lsock *c)
     if (c->pcb != NULL) {
         const struct lwip_api *L = lsock_lwip(c);
         lsock_detach(L, c->pcb);
-        c->st->st.conn_aborted++;
+        c->ss->aborted++;
         L->tcp_abort(c->pcb);
         c->pcb = NULL;
     }
@@ -173,7 +175,7 @@ static void on_err(void *arg, err_t err)
     if (s->ring != NULL)
         __atomic_store_n(&s->ring->tx_open, 0, __ATOMIC_RELEASE); /* writes see the error */
     if (err == ERR_RST)
-        s->st->st.conn_reset++; /* stackctl show stats */
+        s->ss->reset++; /* stackctl show stats */
     s->pcb = NULL;
     s->state = LS_DEAD;
     s->failed = e != 0;
@@ -190,10 +192,10 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
     lsock_connect_timer_connected(s, pcb);
     s->state = LS_CONNECTED;
     s->ever_connected = true;
-    s->st->st.conn_opened++;
+    s->ss->opened++;
     lsock_save_addrs(s, pcb);
     lsock_pcb_apply_opts(s); /* SO_RCVBUF: the window, now that it is established */
-    if (s->st->sock_rings)
+    if (s->ss->rings)
         lsock_ring_attach(s); /* run-to-wakeup: data through the rings from now on */
     lsock_notify(s, true);
     return ERR_OK;
@@ -206,27 +208,22 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     struct lsock *ls = arg;
     if (pcb == NULL || err != ERR_OK || ls == NULL)
         return ERR_VAL; /* lwIP aborts pcb */
-    struct stack *st = ls->st;
+    struct lsocks *ss = ls->ss;
     struct lsock *c = NULL;
-    if (st->sock_count < st->max_socks)
+    if (ss->count < ss->max)
         c = calloc(1, sizeof(*c));
     else
-        st->sock_refused++;
+        ss->refused++;
     if (c == NULL) {
-        st->L.tcp_abort(pcb); /* no err callback: a new pcb has none yet */
+        ss->L->tcp_abort(pcb); /* no err callback: a new pcb has none yet */
         return ERR_ABRT;
     }
-    st->sock_count++;
-    st->st.conn_accepted++;
-    c->st = st;
+    ss->count++;
+    ss->accepted++;
+    c->refs = 1;
+    c->ss = ss;
+    c->st = ss->st;
     c->fd = -1;
-    /* A copy on another stack (tcp_listen_copy.c) queues on the listener
-     * the application holds; this stack's round made the change, so its
-     * count moves (run-to-wakeup's thread wakes sleepers on it). */
-    if (ls->rep_primary != NULL) {
-        ls = ls->rep_primary;
-        st->sock_changes++;
-    }
     c->o = ls->o; /* Linux clones the listener's options into the child */
     c->pcb = pcb;
     c->state = LS_CONNECTED;
@@ -234,9 +231,15 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     lsock_attach(c, pcb);
     lsock_pcb_apply_opts(c);
     lsock_save_addrs(c, pcb);
-    if (st->sock_rings)
+    if (ss->rings)
         lsock_ring_attach(c); /* run-to-wakeup: data through the rings */
     c->ev_last = lsock_events(c);
+    if (ls->rep_primary != NULL) {
+        /* A copy of a listener of another stack (tcp_listen_copy.c): the
+         * connection goes to that listener's queue, from afar. */
+        lsock_listen_copy_hand(ls->rep_primary, c);
+        return ERR_OK;
+    }
     if (ls->acc_tail != NULL)
         ls->acc_tail->acc_next = c;
     else
@@ -246,11 +249,84 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     return ERR_OK;
 }
 
+/* ---- the sockets of one stack ---- */
+
+static uint32_t socks_room(void *upper)
+{
+    const struct lsocks *ss = upper;
+    return ss->count < ss->max ? ss->max - ss->count : 0;
+}
+
+static bool socks_owed(const void *upper)
+{
+    const struct lsocks *ss = upper;
+    return __atomic_load_n(&ss->ack_owed, __ATOMIC_RELAXED) != NULL;
+}
+
+static void socks_stats(const void *upper, struct stack_stats *st)
+{
+    const struct lsocks *ss = upper;
+    st->sockets = ss->count;
+    st->conn_opened = ss->opened;
+    st->conn_accepted = ss->accepted;
+    st->conn_refused += ss->refused;
+    st->conn_reset = ss->reset;
+    st->conn_aborted = ss->aborted;
+}
+
+static const struct stack_upper_ops socks_ops = {
+    .room = socks_room,
+    .owed = socks_owed,
+    .stats = socks_stats,
+    .free = free,
+};
+
+struct lsocks *lsocks_get(struct stack *st)
+{
+    struct lsocks *ss = lsocks_of(st);
+    if (ss != NULL)
+        return ss;
+    int saved = errno;
+    ss = calloc(1, sizeof(*ss));
+    errno = saved;
+    if (ss == NULL)
+        return NULL;
+    ss->st = st;
+    ss->L = stack_lwip(st);
+    ss->tcp = *stack_tcp_limits(st);
+    ss->max = stack_conn_limit(st);
+    ss->syn_retries = stack_syn_retries(st);
+    ss->syn_linear_timeouts = stack_syn_linear_timeouts(st);
+    stack_set_upper(st, ss, &socks_ops);
+    return ss;
+}
+
+int lsock_stack_open(struct stack *st, struct stack_loop *loop)
+{
+    struct lsocks *ss = lsocks_get(st);
+    if (ss == NULL)
+        return -ENOMEM;
+    ss->loop = loop;
+    return 0;
+}
+
+struct stack_loop *lsock_loop(const struct lsock *s)
+{
+    return s->ss->loop;
+}
+
+uint64_t lsock_changes(const struct stack *st)
+{
+    const struct lsocks *ss = lsocks_of(st);
+    return ss != NULL ? ss->changes : 0;
+}
+
 /* ---- API ---- */
 
 unsigned lsock_count(const struct stack *st)
 {
-    return st->sock_count;
+    const struct lsocks *ss = lsocks_of(st);
+    return ss != NULL ? ss->count : 0;
 }
 
 struct stack *lsock_stack(const struct lsock *s)
@@ -268,7 +344,7 @@ bool lsock_view_of(const void *arg, const void *pcb, struct lsock_view *v)
     const struct lsock *s = arg;
     if (s == NULL || (const void *)s->pcb != pcb)
         return false;
-    *v = (struct lsock_view){.fd = s->fd, .backlog = s->backlog, .recv_q = lsock_nread(s)};
+    *v = (struct lsock_view){.fd = s->fd, .backlog = s->backlog, .recv_q = s->state == LS_LISTEN ? 0 : lsock_nread(s)};
     for (const struct lsock *q = s->acc_head; q != NULL; q = q->acc_next)
         v->accept_q++;
     return true;
@@ -286,19 +362,24 @@ bool lsock_is_listener(const struct lsock *s)
 
 int lsock_new(struct stack *st, struct lsock **out)
 {
-    if (st->sock_count >= st->max_socks)
+    struct lsocks *ss = lsocks_get(st);
+    if (ss == NULL)
+        return -ENOMEM;
+    if (ss->count >= ss->max)
         return -ENOBUFS;
     int saved = errno;
     struct lsock *s = calloc(1, sizeof(*s));
     errno = saved;
     if (s == NULL)
         return -ENOMEM;
+    s->refs = 1;
+    s->ss = ss;
     s->st = st;
     s->state = LS_NEW;
     s->fd = -1;
     opts_default(&s->o);
     s->ev_last = lsock_events(s);
-    st->sock_count++;
+    ss->count++;
     *out = s;
     return 0;
 }
@@ -386,6 +467,8 @@ int lsock_accept(struct lsock *s, struct lsock **out)
 {
     if (s->state != LS_LISTEN)
         return -EINVAL;
+    if (s->acc_head == NULL)
+        lsock_incoming_take(s); /* what its copies on other stacks took */
     struct lsock *c = s->acc_head;
     if (c == NULL)
         return -EAGAIN;
@@ -491,17 +574,32 @@ void lsock_close(struct lsock *s)
     struct tcp_pcb *pcb = s->pcb;
     s->pcb = NULL;
     switch (s->state) {
-    case LS_LISTEN:
-        lsock_close_copies(s);
+    case LS_LISTEN: {
         stack_claim_listen(s->st, htons(pcb->local_port), false);
-        while (s->acc_head != NULL) {
-            struct lsock *c = s->acc_head;
-            s->acc_head = c->acc_next;
-            abort_child(c);
+        /* Its unaccepted connections are reset; those of another stack
+         * (its copies') and its copies are left to lsock_close_next, each
+         * to be closed under its own stack's lock. */
+        struct lsock *c = s->acc_head, *elsewhere = NULL, *tail = NULL;
+        while (c != NULL) {
+            struct lsock *next = c->acc_next;
+            c->acc_next = NULL;
+            if (c->ss == s->ss) {
+                abort_child(c);
+            } else {
+                if (tail != NULL)
+                    tail->acc_next = c;
+                else
+                    elsewhere = c;
+                tail = c;
+            }
+            c = next;
         }
+        s->acc_head = elsewhere;
+        s->acc_tail = tail;
         L->tcp_arg(pcb, NULL);
         L->tcp_close(pcb); /* a listen pcb is freed at once */
         break;
+    }
     case LS_BOUND:
     case LS_CONNECTING:
         lsock_connect_timer_stop(s);
@@ -513,10 +611,10 @@ void lsock_close(struct lsock *s)
             break;
         lsock_detach(L, pcb);
         if (unread > 0 || (s->o.linger_on && s->o.linger_s == 0)) {
-            s->st->st.conn_aborted++;
+            s->ss->aborted++;
             L->tcp_abort(pcb); /* RST, like Linux */
         } else if (L->tcp_close(pcb) != ERR_OK) {
-            s->st->st.conn_aborted++;
+            s->ss->aborted++;
             L->tcp_abort(pcb); /* no memory for the FIN */
         }
         break;

@@ -198,7 +198,7 @@ static err_t linkoutput_tso(struct stack *s, struct pbuf *p, uint16_t mss)
         off = (uint16_t)(off + iov[i].len);
     }
     s->st.tx_tso++;
-    s->tx_queued++; /* one frame for the port, as stack_poll counts them */
+    stack_tx_queued(s); /* one frame for the port, as stack_poll counts them */
     return ERR_OK;
 }
 
@@ -226,7 +226,7 @@ static err_t linkoutput(struct netif *nif, struct pbuf *p)
      * so they are summed once, over the frame as it leaves. */
     if (!s->caps.tx_cksum)
         inet_frame_csum_fill(buf, p->tot_len);
-    s->tx_queued++; /* the round that follows counts it (stack_poll) */
+    stack_tx_queued(s); /* the round that follows counts it (stack_poll) */
     return ERR_OK;
 }
 
@@ -257,7 +257,7 @@ static err_t frame_out(struct stack *s, struct pbuf *p, const struct eth_addr *d
         else
             inet_frame_csum_fill(buf, len);
     }
-    s->tx_queued++;
+    stack_tx_queued(s);
     return ERR_OK;
 }
 

@@ -11,12 +11,15 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "stack/stack_lwip.h"
 #include "stack/stack_priv.h"
 
 /* The port's checksum flags are the filter's (no translation per frame). */
 _Static_assert((int)NIC_CKSUM_IP_GOOD == (int)FRAME_HW_IP_GOOD && (int)NIC_CKSUM_IP_BAD == (int)FRAME_HW_IP_BAD &&
                    (int)NIC_CKSUM_L4_GOOD == (int)FRAME_HW_L4_GOOD && (int)NIC_CKSUM_L4_BAD == (int)FRAME_HW_L4_BAD,
                "NIC_CKSUM_* and FRAME_HW_* differ");
+/* Every filter verdict but FRAME_PASS has its line in stack_stats.def. */
+_Static_assert(FRAME_VERDICT_COUNT == FRAME_MARTIAN + 1, "a new filter verdict needs its drop_ line in stack_stats.def");
 
 /* lwIP's diagnostics and failed asserts (lwip_port.h). */
 static void lwip_log(const char *msg)
@@ -33,11 +36,13 @@ static size_t arena_limit(const struct lstack_conf *conf)
 }
 
 /* Room for sockets (lstack_lwip_conf.sock_room): lwIP refuses a SYN when
- * there is none, and holds no more half-open connections than there is. */
+ * there is none, and holds no more half-open connections than there is.
+ * The layer above counts its sockets (stack_set_upper); without one, every
+ * connection the limit allows. */
 static uint32_t sock_room(void *ctx)
 {
     const struct stack *s = ctx;
-    return s->sock_count < s->max_socks ? s->max_socks - s->sock_count : 0;
+    return s->upper_ops != NULL ? s->upper_ops->room(s->upper) : s->max_socks;
 }
 
 /* SYN cookies a round whose burst came back full may send (a SYN past
@@ -283,17 +288,12 @@ unsigned stack_round(struct stack *s, struct nic_pkt *pkts, unsigned n)
 bool stack_round_owed(const struct stack *s)
 {
     return __atomic_load_n(&s->tx_queued, __ATOMIC_RELAXED) != s->tx_counted ||
-           __atomic_load_n(&s->sock_ack_owed, __ATOMIC_RELAXED) != NULL;
+           (s->upper_ops != NULL && s->upper_ops->owed(s->upper));
 }
 
 void stack_flush_tx(struct stack *s)
 {
     s->nic->ops->tx_flush(s->nic);
-}
-
-uint64_t stack_sock_changes(const struct stack *s)
-{
-    return s->sock_changes;
 }
 
 uint32_t stack_next_timer_ms(struct stack *s)
@@ -306,13 +306,12 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     *st = s->st;
     struct lstack_lwip_syn_stats syn;
     s->L.lstack_lwip_syn_stats(&syn);
-    st->conn_refused = syn.refused + s->sock_refused;
+    st->conn_refused = syn.refused;
     st->syn_dropped = syn.dropped;
     st->syn_shed = syn.shed;
     st->syncookies_sent = syn.cookies_sent;
     st->syncookies_recv = syn.cookies_recv;
     st->syncookies_failed = syn.cookies_failed;
-    st->sockets = s->sock_count;
     struct lstack_lwip_reass_stats rs;
     s->L.lstack_lwip_reass_stats(&rs);
     st->frag_in = rs.fragments;
@@ -328,7 +327,10 @@ void stack_get_stats(const struct stack *s, struct stack_stats *st)
     st->rounds.tsc_hz = 1000000000u; /* the round clock is CLOCK_MONOTONIC's nanoseconds */
 #endif
     s->nic->ops->get_stats(s->nic, &st->nic);
+    st->mbuf_in_use = st->nic.mbuf_total - st->nic.mbuf_free;
     stack_peers_stats(s, st);
+    if (s->upper_ops != NULL)
+        s->upper_ops->stats(s->upper, st); /* the sockets' counters */
 }
 
 void stack_describe_nic(const struct stack *s, nic_describe_fn emit, void *ctx)
@@ -347,6 +349,17 @@ const char *stack_port_name(const struct stack *s)
     return s->nic->ops->name(s->nic);
 }
 
+void stack_set_upper(struct stack *s, void *upper, const struct stack_upper_ops *ops)
+{
+    s->upper = upper;
+    s->upper_ops = ops;
+}
+
+void *stack_upper(const struct stack *s)
+{
+    return s->upper;
+}
+
 void stack_close(struct stack *s)
 {
     if (s == NULL)
@@ -355,6 +368,8 @@ void stack_close(struct stack *s)
     s->nic->ops->tx_flush(s->nic);
     s->nic->ops->close(s->nic);
     lwip_unload(&s->L);
+    if (s->upper_ops != NULL)
+        s->upper_ops->free(s->upper);
     free(s);
 }
 
@@ -363,4 +378,36 @@ int stack_claim_listen(struct stack *s, uint16_t port, bool on)
     if (s->nic->ops->claim_listen == NULL)
         return 0;
     return s->nic->ops->claim_listen(s->nic, ip4_addr_get_u32(netif_ip4_addr(&s->netif)), port, on);
+}
+
+/* ---- stack_lwip.h ---- */
+
+const struct lwip_api *stack_lwip(const struct stack *s)
+{
+    return &s->L;
+}
+
+struct netif *stack_netif(struct stack *s)
+{
+    return &s->netif;
+}
+
+const struct lstack_lwip_limits *stack_tcp_limits(const struct stack *s)
+{
+    return &s->tcp;
+}
+
+uint32_t stack_conn_limit(const struct stack *s)
+{
+    return s->max_socks;
+}
+
+int stack_syn_retries(const struct stack *s)
+{
+    return s->syn_retries;
+}
+
+int stack_syn_linear_timeouts(const struct stack *s)
+{
+    return s->syn_linear_timeouts;
 }

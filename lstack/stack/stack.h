@@ -31,41 +31,22 @@ struct stack_rounds {
     uint64_t tsc_hz;        /* round-clock ticks per second (0: not measured yet) */
 };
 
+/* A stack's counters: the fields stack_stats.def lists (its STACK_STAT
+ * lines, generated here) and those it names inside the parts declared by
+ * hand (the port's, the drops by filter verdict, lwIP's SYN counts, the
+ * rounds). */
 struct stack_stats {
     struct nic_stats nic;
     uint64_t drop[FRAME_VERDICT_COUNT]; /* by frame_filter verdict; [FRAME_PASS] unused */
     uint64_t lwip_input_err;            /* lwIP refused a frame we passed */
-    uint64_t tx_tso;                    /* TSO frames handed to the port (it cut each into MSS frames) */
-    uint64_t polls;                     /* stack_poll calls */
-    uint64_t busy_polls;                /* ... that received at least one frame */
+    uint64_t syn_dropped;               /* lwIP's: SYN to a listener not answered */
+    uint64_t syn_shed;                  /* lwIP's: SYN to a full SYN queue not answered */
     struct stack_rounds rounds;         /* the rounds' time and frames */
-    /* Connections, counted by the sock layer (lstack/sock/tcp_sock.c): */
-    uint64_t conn_opened;               /* connect() completed (active open) */
-    uint64_t conn_accepted;             /* established on a listener (passive open) */
-    uint64_t conn_refused;              /* SYN answered by a RST: tcp_conn_count sockets were open */
-    uint64_t syn_dropped;               /* SYN to a listener not answered: half-open ones take the room left */
-    uint64_t syn_shed;                  /* SYN to a full SYN queue not answered: its round's cookie budget was spent */
-    uint64_t syncookies_sent;           /* SYN answered by a SYN cookie: the listener's SYN queue was full */
-    uint64_t syncookies_recv;           /* connections made from a returned cookie */
-    uint64_t syncookies_failed;         /* ACKs to a listener, while cookies were out, without a valid one */
-    uint64_t conn_reset;                /* ended by a reset from the peer (refused connects included) */
-    uint64_t conn_aborted;              /* ended by a reset from us (close with unread data, linger 0) */
-    uint64_t sockets;                   /* sockets open now, counted against tcp_conn_count */
-    /* IPv4 reassembly, counted by lwIP (lwip/port/ip_reass_stats.c): */
-    uint64_t frag_in;                   /* fragments taken in */
-    uint64_t frag_reassembled;          /* datagrams made whole */
-    uint64_t frag_dropped;              /* fragments dropped: duplicate, overlap, > 65535, IP options, no room */
-    uint64_t frag_timeout;              /* datagrams freed incomplete after 15 s */
-    uint64_t frag_evicted;              /* datagrams freed to make room (frag_mbufs_max reached) */
-    uint64_t frag_mbufs_held;           /* received frames waiting in reassembly now (gauge) */
-    uint64_t frag_mbufs_max;            /* ... the most that may wait: pool / 4, at most 128 (gauge) */
-    /* Several stacks on one port (stack_peers.c; 0 with one stack): */
-    uint64_t handover_in;               /* frames another stack's queue received for this one */
-    uint64_t handover_out;              /* frames this stack's queue received for another */
-    uint64_t handover_waited;           /* ... that waited for room in that stack's inbox */
-    uint64_t arp_shared;                /* ARP replies this stack copied to the others */
-    uint64_t frag_given;                /* TCP datagrams it reassembled for another stack's connection */
-    uint64_t ports_steered;             /* outgoing connections' local ports chosen for this stack's queue */
+#define STACK_STAT(name, kind, help) uint64_t name;
+#define STACK_STAT_AT(name, field, kind, help)
+#include "stack/stack_stats.def"
+#undef STACK_STAT
+#undef STACK_STAT_AT
 };
 
 /* Bytes each received buffer must reserve for the stack (its priv area):
@@ -92,8 +73,9 @@ unsigned stack_poll(struct stack *s);
  *  stack_round  under the lock: the rest of a stack_poll round for them (n
  *               may be 0: timers and the tx batch only);
  *  stack_round_owed  without the lock (a hint read racily; the owner takes
- *               the lock on true): application calls queued frames or owe
- *               ACKs since the last round. */
+ *               the lock on true): application calls queued frames, or the
+ *               layer above owes ACKs (stack_upper_ops.owed), since the
+ *               last round. */
 unsigned stack_burst(const struct stack *s);
 unsigned stack_rx(struct stack *s, struct nic_pkt *pkts);
 unsigned stack_round(struct stack *s, struct nic_pkt *pkts, unsigned n);
@@ -103,10 +85,24 @@ bool stack_round_owed(const struct stack *s);
  * a stack that has no round coming soon (stack_ctx.h). */
 void stack_flush_tx(struct stack *s);
 
-/* How many times a socket of this stack had its readiness change (the sock
- * layer counts each lsock_notify that told watchers): run-to-wakeup's
- * stack thread wakes sleeping application threads when it moved. */
-uint64_t stack_sock_changes(const struct stack *s);
+/* The layer above a stack (its sockets: lstack/sock/) keeps its own state
+ * of the stack and tells the stack what it needs of it through a table,
+ * as a port tells the stack through nic_ops:
+ *  room   sockets that may still open (lwIP refuses a SYN without room);
+ *  owed   a hint, read without the lock: the layer has work for the next
+ *         round (ACKs owed: stack_round_owed);
+ *  stats  add the layer's counters to st (stack_get_stats);
+ *  free   the state goes (stack_close).
+ * stack_set_upper: once, before any round; stack_upper: the state. The
+ * stack's lock, as every call. */
+struct stack_upper_ops {
+    uint32_t (*room)(void *upper);
+    bool (*owed)(const void *upper);
+    void (*stats)(const void *upper, struct stack_stats *st);
+    void (*free)(void *upper);
+};
+void stack_set_upper(struct stack *s, void *upper, const struct stack_upper_ops *ops);
+void *stack_upper(const struct stack *s);
 
 /* Milliseconds until lwIP's next timer is due (a bound for idle sleeps). */
 uint32_t stack_next_timer_ms(struct stack *s);
@@ -162,6 +158,35 @@ int stack_group_join(struct stack *const *all, unsigned n, const struct nic_hand
  * The stack's lock. */
 uint16_t stack_pick_port(struct stack *s, uint32_t remote, uint16_t rport);
 void stack_group_leave(struct stack *const *all, unsigned n);
+
+/* One TCP pcb of a stack, as `stackctl show connections` shows it
+ * (stack_conns.c). Addresses in network byte order, ports in host order. */
+enum { STACK_TCP_LISTEN, STACK_TCP_ACTIVE, STACK_TCP_TIME_WAIT }; /* its list */
+struct stack_tcp_view {
+    int list;
+    int state;              /* lwIP's enum tcp_state */
+    uint32_t laddr, raddr;  /* raddr, rport 0 for a listener */
+    uint16_t lport, rport;
+    /* a connection not in TIME_WAIT or CLOSED (else 0) */
+    uint32_t unsent;        /* bytes queued, not sent yet */
+    uint32_t unacked;       /* bytes sent, not acknowledged yet */
+    uint32_t snd_buf;       /* free send buffer, bytes */
+    uint32_t snd_queuelen;  /* pbufs in the send queue */
+    uint32_t cwnd, ssthresh, snd_wnd, rcv_wnd; /* bytes */
+    uint32_t mss;
+    uint32_t rtt_ms, rttvar_ms, rto_ms; /* lwIP measures in ticks of its slow timer */
+    uint32_t rexmit;        /* retransmissions of the oldest unacked segment */
+    /* The pcb and its callback argument (lwIP gives a SYN_RCVD pcb its
+     * listener's): what the layer above tells of its socket (the sock
+     * layer's lsock_view_of). */
+    const void *pcb, *arg;
+};
+typedef void (*stack_tcp_fn)(void *ctx, const struct stack_tcp_view *v);
+
+/* Under the stack's lock: fn(ctx, view) for every TCP pcb of s: the
+ * listeners, then the active connections, then TIME_WAIT, each list in
+ * lwIP's order. fn must not call into s. */
+void stack_tcp_walk(struct stack *s, stack_tcp_fn fn, void *ctx);
 
 /* Take the netif down, close the port, unload lwIP. NULL is fine. */
 void stack_close(struct stack *s);

@@ -4,12 +4,13 @@
  * the handover of frames that reached the wrong queue, and ARP replies
  * shared with every stack.
  *
- * Threads: a round looks into the other stacks' lwIP (the lookup, the ARP
- * copy), so the stacks of a group must be serialised by one lock
- * (runtime/stack_ctx.h: the contexts of a process share stack 0's); the
- * inbox and outbox themselves are lock-free (one consumer, many
- * producers).
+ * Threads: no stack touches another's lwIP, so that the rounds of the
+ * group run in parallel, each under its own stack's lock: the owner of a
+ * 4-tuple is read from the stacks' flow directories (stack/flow_dir.h), a
+ * copy for another stack's lwIP goes into its mailbox; the inbox and
+ * outbox of the handover are lock-free (one consumer, many producers).
  * Design: docs/design.md#several-stacks-on-one-port-share-arp-and-hand-frames-over
+ * Design: docs/design.md#copies-for-another-stacks-lwip-go-to-its-mailbox
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "filter/frame_flow.h"
 #include "nic/handover.h"
 #include "nic/steer.h"
+#include "stack/flow_dir.h"
 #include "stack/stack_priv.h"
 
 /*
@@ -47,14 +49,30 @@
  * its own and the handover carries the replies.
  *
  * ARP: a reply to stack B's request may reach A's queue (a port spreads
- * ARP by its own hash). A gives every other stack a copy (a pbuf of that
- * stack's lwIP; ARP frames are 60 bytes), so each learns every neighbour
- * whose reply any queue received. Requests are not shared: every stack
- * would answer.
+ * ARP by its own hash). A gives every other stack a copy (ARP frames are 60
+ * bytes) through that stack's mailbox, so each learns every neighbour whose
+ * reply any queue received. Requests are not shared: every stack would
+ * answer.
+ *
+ * Which stack holds a 4-tuple: that stack's flow directory (the 4-tuples
+ * of its PCB hash, published by its lwIP through a hook, read without its
+ * lock). A copy for another stack's lwIP (an ARP reply, a TCP datagram
+ * reassembled for its connection) goes into its mailbox: a lock-free list
+ * that any stack pushes to and the owner takes whole at the start of its
+ * next round, under its own lock.
  */
 
 /* An inbox holds this many frames (several bursts of every other stack). */
 #define PEERS_INBOX_SLOTS 1024u
+
+/* A copy for another stack's lwIP, in its mailbox. */
+enum { MAIL_ARP, MAIL_TCP4 };
+struct peer_mail {
+    struct peer_mail *next;
+    uint8_t kind;                      /* MAIL_ARP: an ARP reply frame; MAIL_TCP4: an IPv4 datagram */
+    uint16_t len;
+    uint8_t data[];
+};
 
 struct stack_peers {
     struct stack *const *all;          /* the group, indexed by stack number */
@@ -70,6 +88,8 @@ struct stack_peers {
     uint16_t eph_lo, eph_hi;           /* this stack's part of the ephemeral range */
     uint32_t pick_next;                /* where stack_pick_port's next search starts */
     uint64_t ports_steered;            /* local ports stack_pick_port gave out */
+    struct flow_dir flows;             /* the 4-tuples this stack holds, for the others */
+    struct peer_mail *mail;            /* copies from the others (a lock-free LIFO: atomic) */
 };
 
 unsigned stack_peers_rx(struct stack *s, struct nic_pkt *pkts)
@@ -90,50 +110,123 @@ unsigned stack_peers_rx(struct stack *s, struct nic_pkt *pkts)
     return n;
 }
 
-/* The stack other than s whose connection table holds t, or -1. */
+/* The stack other than s whose flow directory holds t, or -1. */
 static int owner_of(const struct stack_peers *p, const struct frame_flow_tuple *t)
 {
-    for (unsigned i = 0; i < p->n; i++) {
-        if (i == p->self)
-            continue;
-        const struct stack *o = p->all[i];
-        if (o->L.lstack_pcb_hash_lookup(t->local_ip, t->local_port, t->remote_ip, t->remote_port) != NULL)
+    for (unsigned i = 0; i < p->n; i++)
+        if (i != p->self && flow_dir_has(&p->all[i]->peers->flows, t))
             return (int)i;
-    }
     return -1;
 }
 
-/* Give every other stack's lwIP a copy of an ARP reply (it learns the
- * sender; the reply is for our address, so lwIP adds the entry). */
+/* lwIP's hook: a connection entered or left s's PCB hash. */
+static void flow_note(void *ctx, uint32_t local_ip, uint16_t local_port, uint32_t remote_ip, uint16_t remote_port,
+                      int add)
+{
+    struct stack *s = ctx;
+    const struct frame_flow_tuple t = {
+        .local_ip = local_ip, .remote_ip = remote_ip, .local_port = local_port, .remote_port = remote_port};
+    if (add)
+        flow_dir_add(&s->peers->flows, &t);
+    else
+        flow_dir_del(&s->peers->flows, &t);
+}
+
+/* Put a copy of data[0..len) into stack to's mailbox. Returns 0, or -1
+ * (no memory: counted on the sender as lwIP's refusal). */
+static int mail_post(struct stack *s, unsigned to, uint8_t kind, const struct pbuf *p, const uint8_t *data,
+                     uint16_t len)
+{
+    struct peer_mail *m = malloc(sizeof(*m) + len);
+    if (m == NULL) {
+        s->st.lwip_input_err++;
+        return -1;
+    }
+    m->kind = kind;
+    m->len = len;
+    if (p != NULL)
+        s->L.pbuf_copy_partial(p, m->data, len, 0);
+    else
+        memcpy(m->data, data, len);
+    struct stack_peers *o = s->peers->all[to]->peers;
+    struct peer_mail *head = __atomic_load_n(&o->mail, __ATOMIC_RELAXED);
+    do {
+        m->next = head;
+    } while (!__atomic_compare_exchange_n(&o->mail, &head, m, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+    return 0;
+}
+
+/* Under s's lock, at its round's start: the copies the others sent, in
+ * the order they came, into s's lwIP. An ARP reply at its Ethernet input
+ * (the reply is for our address, so lwIP learns the sender); a TCP
+ * datagram at its IPv4 input with its TCP checksum check on (the checksum
+ * of a fragmented segment is checked on the whole datagram, as in
+ * stack_netif_input). */
+static void mail_take(struct stack *s)
+{
+    struct stack_peers *p = s->peers;
+    if (__atomic_load_n(&p->mail, __ATOMIC_RELAXED) == NULL)
+        return;
+    struct peer_mail *m = __atomic_exchange_n(&p->mail, NULL, __ATOMIC_ACQUIRE), *fifo = NULL;
+    while (m != NULL) { /* LIFO to FIFO */
+        struct peer_mail *next = m->next;
+        m->next = fifo;
+        fifo = m;
+        m = next;
+    }
+    while (fifo != NULL) {
+        m = fifo;
+        fifo = m->next;
+        struct pbuf *q = s->L.pbuf_alloc(PBUF_RAW, m->len, PBUF_RAM);
+        if (q == NULL) {
+            s->st.lwip_input_err++;
+            free(m);
+            continue;
+        }
+        memcpy(q->payload, m->data, m->len); /* PBUF_RAM: one contiguous pbuf */
+        err_t e;
+        if (m->kind == MAIL_ARP) {
+            e = s->netif.input(q, &s->netif);
+        } else {
+            q->if_idx = netif_get_index(&s->netif); /* as its own input sets it (stack_netif_input) */
+            NETIF_SET_CHECKSUM_CTRL(&s->netif, s->netif.chksum_flags | NETIF_CHECKSUM_CHECK_TCP);
+            e = s->L.ip4_input(q, &s->netif);
+            NETIF_SET_CHECKSUM_CTRL(&s->netif, s->netif.chksum_flags & (u16_t)~NETIF_CHECKSUM_CHECK_TCP);
+        }
+        if (e != ERR_OK) {
+            s->st.lwip_input_err++;
+            s->L.pbuf_free(q);
+        }
+        free(m);
+    }
+}
+
+static void mail_free(struct stack_peers *p)
+{
+    struct peer_mail *m = __atomic_exchange_n(&p->mail, NULL, __ATOMIC_ACQUIRE);
+    while (m != NULL) {
+        struct peer_mail *next = m->next;
+        free(m);
+        m = next;
+    }
+}
+
+/* Give every other stack a copy of an ARP reply. */
 static void share_arp(struct stack *s, const struct nic_pkt *pkt)
 {
     struct stack_peers *p = s->peers;
-    for (unsigned i = 0; i < p->n; i++) {
-        if (i == p->self)
-            continue;
-        struct stack *o = p->all[i];
-        struct pbuf *q = o->L.pbuf_alloc(PBUF_RAW, (u16_t)pkt->len, PBUF_RAM);
-        if (q == NULL) {
-            o->st.lwip_input_err++;
-            continue;
-        }
-        memcpy(q->payload, pkt->data, pkt->len); /* PBUF_RAM: one contiguous pbuf */
-        if (o->netif.input(q, &o->netif) != ERR_OK) {
-            o->st.lwip_input_err++;
-            o->L.pbuf_free(q);
-        }
-    }
+    for (unsigned i = 0; i < p->n; i++)
+        if (i != p->self)
+            mail_post(s, i, MAIL_ARP, NULL, pkt->data, pkt->len);
     p->arp_shared++;
 }
 
 /* lwIP's route for a TCP datagram s reassembled that has no connection in
  * s (lstack_reass_route_fn, port/lwip_port.h): a copy into the owner's
- * lwIP, through its IPv4 input with its TCP checksum check on (the
- * checksum of a fragmented segment is checked on the whole datagram, as in
- * stack_netif_input). Returns 1 if another stack owns the 4-tuple (the
- * datagram is then the owner's, or dropped and counted there if it has no
- * memory for it), 0 if none does (s answers it as a stray segment).
- * s's round, under the group's lock. */
+ * mailbox. Returns 1 if another stack holds the 4-tuple (the datagram is
+ * then the owner's, or dropped and counted if there is no memory for it),
+ * 0 if none does (s answers it as a stray segment). s's round, under its
+ * lock. */
 static int reass_route(void *ctx, const struct pbuf *p, uint32_t local_ip, uint16_t local_port, uint32_t remote_ip,
                        uint16_t remote_port)
 {
@@ -144,27 +237,15 @@ static int reass_route(void *ctx, const struct pbuf *p, uint32_t local_ip, uint1
     int to = owner_of(pe, &t);
     if (to < 0)
         return 0;
-    struct stack *o = pe->all[to];
-    struct pbuf *q = o->L.pbuf_alloc(PBUF_RAW, p->tot_len, PBUF_RAM);
-    if (q == NULL) {
-        o->st.lwip_input_err++;
-        return 1;
-    }
-    s->L.pbuf_copy_partial(p, q->payload, p->tot_len, 0); /* PBUF_RAM: one contiguous pbuf */
-    q->if_idx = netif_get_index(&o->netif); /* as its own input sets it (stack_netif_input) */
-    NETIF_SET_CHECKSUM_CTRL(&o->netif, o->netif.chksum_flags | NETIF_CHECKSUM_CHECK_TCP);
-    if (o->L.ip4_input(q, &o->netif) != ERR_OK) {
-        o->st.lwip_input_err++;
-        o->L.pbuf_free(q);
-    }
-    NETIF_SET_CHECKSUM_CTRL(&o->netif, o->netif.chksum_flags & (u16_t)~NETIF_CHECKSUM_CHECK_TCP);
-    pe->frag_given++;
+    if (mail_post(s, (unsigned)to, MAIL_TCP4, p, NULL, p->tot_len) == 0)
+        pe->frag_given++;
     return 1;
 }
 
 unsigned stack_peers_route(struct stack *s, struct nic_pkt *pkts, unsigned n)
 {
     struct stack_peers *p = s->peers;
+    mail_take(s); /* what the others sent since the last round, before this burst */
     unsigned kept = p->from_inbox; /* frames from the inbox are ours */
     for (unsigned i = p->from_inbox; i < n; i++) {
         struct frame_flow_tuple t;
@@ -214,6 +295,10 @@ int stack_group_join(struct stack *const *all, unsigned n, const struct nic_hand
         peers[i]->ho = ho;
         peers[i]->inbox = inbox[i];
         peers[i]->steer = steer != NULL && steer->kind == NIC_STEER_TOEPLITZ && steer->nb_queues == n ? steer : NULL;
+        if (flow_dir_init(&peers[i]->flows, all[i]->max_socks) != 0) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
     }
     /* Disjoint ephemeral ports: two stacks must never pick the same local
      * port for one peer (the 4-tuple would name two connections). */
@@ -231,12 +316,15 @@ int stack_group_join(struct stack *const *all, unsigned n, const struct nic_hand
     for (i = 0; i < n; i++) {
         all[i]->peers = peers[i];
         all[i]->L.lstack_lwip_reass_route(reass_route, all[i]);
+        all[i]->L.lstack_lwip_flow_hook(flow_note, all[i]);
     }
     return 0;
 fail:
     for (i = 0; i < n; i++) {
         if (peers[i] != NULL && peers[i]->outbox != NULL)
             ho->out_free(peers[i]->outbox);
+        if (peers[i] != NULL)
+            flow_dir_free(&peers[i]->flows);
         free(peers[i]);
     }
     for (i = 0; i < n; i++)
@@ -256,7 +344,14 @@ void stack_group_leave(struct stack *const *all, unsigned n)
         if (all[i] == NULL || all[i]->peers == NULL)
             continue;
         all[i]->L.lstack_lwip_reass_route(NULL, NULL);
+        all[i]->L.lstack_lwip_flow_hook(NULL, NULL);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (all[i] == NULL || all[i]->peers == NULL)
+            continue;
         all[i]->peers->ho->free(all[i]->peers->inbox);
+        mail_free(all[i]->peers);
+        flow_dir_free(&all[i]->peers->flows);
         free(all[i]->peers);
         all[i]->peers = NULL;
     }

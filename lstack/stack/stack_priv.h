@@ -39,7 +39,7 @@ struct stack {
     struct round_acct round;   /* the poll round in progress */
     uint64_t tx_queued;        /* frames linkoutput put in the tx batch (netif.c) */
     uint64_t tx_counted;       /* ... of those, the ones a round has counted */
-    uint32_t max_socks;        /* tcp_conn_count */
+    uint32_t max_socks;        /* tcp_conn_count (the room without a layer above) */
     struct lstack_lwip_limits tcp; /* this stack's window and buffer sizes */
     int syn_retries;           /* net.ipv4.tcp_syn_retries, read at start (TCP_SYNCNT's default) */
     int syn_linear_timeouts;   /* net.ipv4.tcp_syn_linear_timeouts, read at start (0: none) */
@@ -49,23 +49,22 @@ struct stack {
     uint32_t full_round_cookies;
     uint16_t port_lo, port_hi; /* the ephemeral port range read at start (net.ipv4.ip_local_port_range) */
 
-    /* sock layer (lstack/sock/, see tcp_sock.c): */
-    uint32_t sock_count;       /* lsocks counted against max_socks */
-    uint64_t sock_changes;     /* lsock_notify calls that told watchers (stack_sock_changes) */
-    uint64_t sock_refused;     /* connections reset when they completed: max_socks were open by then
-                                * (lwIP refuses the SYN itself when they are open already) */
-    struct lsock *sock_ack_owed; /* sockets whose delayed ACK lsock_flush_acks sends */
-    struct lsock *sock_ack_aged; /* ... owed since before the last flush: sent by the next */
-    /* run-to-wakeup's rings (sock/tcp_ring.c): connections get rings, and
-     * the sockets whose rings the stack thread must service (a lock-free
-     * list application threads push to, the stack thread takes whole). */
-    bool sock_rings;
-    struct lsock *sock_ring_pend;
+    /* The layer above (the sockets of this stack, lstack/sock/): its
+     * state, owned by it, and its operations (stack_set_upper). */
+    void *upper;
+    const struct stack_upper_ops *upper_ops;
 
     /* the other stacks of the process (stack_peers.c); NULL
      * while this is the only one. */
     struct stack_peers *peers;
 };
+
+/* One more frame in the tx batch (linkoutput, under the lock): a relaxed
+ * atomic store, as stack_round_owed reads it without the lock. */
+static inline void stack_tx_queued(struct stack *s)
+{
+    __atomic_store_n(&s->tx_queued, s->tx_queued + 1, __ATOMIC_RELAXED);
+}
 
 /* netif.c */
 /* Add and bring up the lwIP netif over s->nic. Returns 0 or -1 (err). */

@@ -35,7 +35,7 @@ total=$(tb_stat_value "$idle" mbuf_total) || t_fail "no mbuf_total"
 rx0=$(tb_stat_value "$idle" rx_packets) || t_fail "no rx_packets"
 nours0=$(tb_stat_value "$idle" drop_not_ours) || t_fail "no drop_not_ours"
 malf0=$(tb_stat_value "$idle" drop_malformed) || t_fail "no drop_malformed"
-nombuf0=$(tb_stat_value "$idle" drop_no_mbuf) || t_fail "no drop_no_mbuf"
+nombuf0=$(tb_stat_value "$idle" drop_tx_nombuf) || t_fail "no drop_tx_nombuf"
 t_ok "idle: mbuf_free=$free_idle of mbuf_total=$total"
 
 echo "   sending $GARBAGE_COUNT garbage frames (seed $GARBAGE_SEED) from $TB_NS_CLI/$TB_IF_CLI to $TB_LSTACKD_MAC"
@@ -69,13 +69,13 @@ echo "   after: $line"
 rx1=$(tb_stat_value "$line" rx_packets)
 nours1=$(tb_stat_value "$line" drop_not_ours)
 malf1=$(tb_stat_value "$line" drop_malformed)
-nombuf1=$(tb_stat_value "$line" drop_no_mbuf)
+nombuf1=$(tb_stat_value "$line" drop_tx_nombuf)
 drops=""
 for kv in $line; do
     [[ "$kv" == drop_*=* || "$kv" == port_*=* ]] && drops+=" $kv"
 done
 echo "   counters:$drops"
-echo "   deltas: rx_packets +$((rx1 - rx0)) drop_not_ours +$((nours1 - nours0)) drop_malformed +$((malf1 - malf0)) drop_no_mbuf +$((nombuf1 - nombuf0))"
+echo "   deltas: rx_packets +$((rx1 - rx0)) drop_not_ours +$((nours1 - nours0)) drop_malformed +$((malf1 - malf0)) drop_tx_nombuf +$((nombuf1 - nombuf0))"
 ((rx1 > rx0)) || t_fail "rx_packets did not grow"
 ((nours1 > nours0)) || t_fail "drop_not_ours did not grow"
 ((malf1 > malf0)) || t_fail "drop_malformed did not grow"

@@ -250,11 +250,12 @@ wait "$BG" 2>/dev/null
 [[ $(wc -l <"$T_WORK/rates.json") == 2 ]] || r_fail "--watch 1 --count 2: $(cat "$T_WORK/rates.json")"
 rx=$(tail -n 1 "$T_WORK/rates.json" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["rates"]["rx_packets"]))')
 ((rx > 1000)) || r_fail "rx_packets rate $rx/s while redis-benchmark runs"
-grep -qE "^TIME +RX_PPS .* ROUNDS/S +BUSY% +FR/BUSY +CYC/FRAME$" "$T_WORK/rates.txt" ||
+grep -qE "^TIME +RX_PPS .* ROUNDS/S +BUSY% +FR/BUSY +CYC/FRAME +LOCKWAIT%$" "$T_WORK/rates.txt" ||
     r_fail "-r table: $(cat "$T_WORK/rates.txt")"
-grep -qE "^RUNTIME \(since start\) +STACK 0 +TOTAL$" "$T_WORK/stats.txt" && grep -qE "^busy % +[0-9.]+ +[0-9.]+$" "$T_WORK/stats.txt" ||
+grep -qE "^RUNTIME \(since start\) +STACK 0 +TOTAL$" "$T_WORK/stats.txt" && grep -qE "^busy % +[0-9.]+ +[0-9.]+$" "$T_WORK/stats.txt" &&
+    grep -qE "^lock wait % +[0-9.]+ +[0-9.]+$" "$T_WORK/stats.txt" ||
     r_fail "stats table: no runtime table: $(grep -A7 RUNTIME "$T_WORK/stats.txt")"
-t_ok "stats table and its runtime table; --watch 1 --count 2 --json: 2 reports ($rx rx packets/s under load); -r table with the rounds"
+t_ok "stats table and its runtime table (lock wait too); --watch 1 --count 2 --json: 2 reports ($rx rx packets/s under load); -r table with the rounds"
 
 "$SC" -p "$PID" show config --json >"$T_WORK/conf.json" || r_fail "show config --json failed"
 [[ "$(py 'd["keys"]["tcp_conn_count"], d["keys"]["host_addr"], d["path"]' "$T_WORK/conf.json")" == \

@@ -34,13 +34,15 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct stack *the_stack;
 static atomic_int n_stacks;
 
-static void host_lock(void)
+static void host_lock(int index)
 {
+    (void)index;
     pthread_mutex_lock(&mu);
 }
 
-static void host_unlock(void)
+static void host_unlock(int index)
 {
+    (void)index;
     pthread_mutex_unlock(&mu);
 }
 
@@ -49,7 +51,7 @@ static struct stack *host_stack(int i)
     return i >= 0 && i < atomic_load(&n_stacks) ? the_stack : NULL;
 }
 
-static const struct ctl_host host = {.lock = host_lock, .unlock = host_unlock, .stack = host_stack};
+static const struct ctl_host host = {.stack = host_stack, .lock = host_lock, .unlock = host_unlock};
 
 const struct ctl_host *ctl_test_host(struct stack *s, int nstacks)
 {

@@ -21,7 +21,7 @@ int fake_sock_open(struct lsock **out, bool kernel_half, uint16_t *port);
 /* Forget it (ev_forget_sock first, like the POSIX layer) and close the fd. */
 void fake_sock_close(int fd, struct lsock *s);
 
-/* Set its readiness and tell the event layer (takes rt_lock). */
+/* Set its readiness and tell the event layer (takes the fake lock). */
 void fake_lsock_set(struct lsock *s, uint32_t ev);
 
 /* Calls of lsock_events so far (the event layer's readiness checks). */

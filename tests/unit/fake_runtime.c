@@ -10,8 +10,11 @@
 #include <unistd.h>
 
 #include "common/libc.h"
+#include "common/stack_loop.h"
+#include "event/event.h"
 #include "posix/sock_fd.h"
 #include "runtime/runtime.h"
+#include "sock/lsock.h"
 #include "stack/stack.h"
 
 /* Nothing interposes in the test binary: these names are glibc's. */
@@ -27,7 +30,6 @@ struct libc_calls libc = {
 };
 
 volatile int rt_state_v = RT_READY;
-bool fake_low_power;
 bool fake_child;
 unsigned long fake_polls;
 
@@ -37,38 +39,20 @@ static unsigned nstacks;
 static unsigned (*hook_fn)(void *);
 static void *hook_arg;
 
-void fake_rt_stacks(struct stack **s, unsigned n)
-{
-    nstacks = 0;
-    for (unsigned i = 0; i < n && i < 4; i++)
-        stacks[nstacks++] = s[i];
-}
-
-void fake_rt_hook(unsigned (*hook)(void *arg), void *arg)
-{
-    hook_fn = hook;
-    hook_arg = arg;
-}
-
-void rt_lock(void)
+void fake_lock(void)
 {
     pthread_mutex_lock(&mu);
 }
 
-void rt_unlock(void)
+void fake_unlock(void)
 {
     pthread_mutex_unlock(&mu);
 }
 
-bool rt_lock_contended(void)
-{
-    return false;
-}
-
-unsigned rt_poll(void)
+unsigned fake_poll(void)
 {
     unsigned frames = 0;
-    fake_polls++;
+    __atomic_add_fetch(&fake_polls, 1, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < nstacks; i++)
         frames += stack_poll(stacks[i]);
     if (hook_fn != NULL)
@@ -76,24 +60,84 @@ unsigned rt_poll(void)
     return frames;
 }
 
-void rt_flush(void)
+/* ---- the loops ---- */
+
+static void loop_lock_fn(struct stack_loop *l)
 {
+    (void)l;
+    fake_lock();
 }
 
-/* run-to-wakeup's sleepers: the event layer's unit tests run the polling
- * loop only. */
-int rt_sleep_arm(void)
+static void loop_unlock_fn(struct stack_loop *l)
 {
-    return -ENOSYS;
+    (void)l;
+    fake_unlock();
 }
 
-void rt_sleep_disarm(void)
+static bool loop_contended(struct stack_loop *l)
 {
+    (void)l;
+    return false;
 }
 
-void rt_sleep_drain(int fd)
+/* A wait polls every loop of the group: loop 0's poll is the round of
+ * everything, the others' nothing. */
+static unsigned loop_poll(struct stack_loop *l)
 {
-    (void)fd;
+    return l->index == 0 ? fake_poll() : 0;
+}
+
+static void loop_flush_fn(struct stack_loop *l)
+{
+    (void)l;
+}
+
+static int wake_begin(struct stack_loop *l);
+static void wake_end(struct stack_loop *l);
+
+static const struct stack_loop_ops fake_ops = {
+    .lock = loop_lock_fn,
+    .unlock = loop_unlock_fn,
+    .contended = loop_contended,
+    .poll = loop_poll,
+    .flush = loop_flush_fn,
+    .wake_begin = wake_begin,
+    .wake_end = wake_end,
+    .wait = &ev_wait_polling,
+};
+
+enum { FAKE_LOOPS = 4 };
+static struct stack_loop loops[FAKE_LOOPS];
+static struct stack_loop *loop_ptrs[FAKE_LOOPS];
+
+struct stack_loop *fake_loop(unsigned i)
+{
+    if (loops[0].ops == NULL) {
+        for (unsigned k = 0; k < FAKE_LOOPS; k++) {
+            loop_ptrs[k] = &loops[k];
+            loops[k] = (struct stack_loop){.ops = &fake_ops, .index = k, .count = FAKE_LOOPS, .all = loop_ptrs};
+        }
+    }
+    return &loops[i];
+}
+
+void fake_rt_stacks(struct stack **s, unsigned n)
+{
+    nstacks = 0;
+    for (unsigned i = 0; i < n && i < 4; i++)
+        stacks[nstacks++] = s[i];
+}
+
+void fake_rt_hook(unsigned (*hook)(void *), void *arg)
+{
+    hook_fn = hook;
+    hook_arg = arg;
+}
+
+void fake_set_low_power(bool on)
+{
+    for (unsigned i = 0; i < FAKE_LOOPS; i++)
+        fake_loop(i)->low_power = on;
 }
 
 bool rt_is_child(void)
@@ -115,13 +159,16 @@ static double mono_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-bool rt_can_wake(void)
+void fake_set_wake_fd(int fd)
 {
-    return fake_wake_fd >= 0;
+    fake_wake_fd = fd;
+    for (unsigned i = 0; i < FAKE_LOOPS; i++)
+        fake_loop(i)->can_wake = fd >= 0;
 }
 
-int rt_sleep_begin(void)
+static int wake_begin(struct stack_loop *l)
 {
+    (void)l;
     if (fake_wake_fd < 0)
         return -ENOTSUP;
     if (fake_wake_eagain)
@@ -130,8 +177,9 @@ int rt_sleep_begin(void)
     return fake_wake_fd;
 }
 
-void rt_sleep_end(void)
+static void wake_end(struct stack_loop *l)
 {
+    (void)l;
     __atomic_fetch_add(&fake_sleep_ends, 1, __ATOMIC_RELAXED);
     uint64_t v;
     if (read(fake_wake_fd, &v, sizeof(v)) == (ssize_t)sizeof(v) && fake_wake_nlat < FAKE_WAKE_LAT) {
@@ -139,11 +187,6 @@ void rt_sleep_end(void)
         __atomic_load(&fake_wake_written_ms, &written, __ATOMIC_ACQUIRE);
         fake_wake_lat_ms[fake_wake_nlat++] = mono_ms() - written;
     }
-}
-
-bool rt_low_power(void)
-{
-    return fake_low_power;
 }
 
 uint64_t rt_now_ms(void)
@@ -165,8 +208,8 @@ static struct {
 void fake_sock_map(int fd, struct lsock *s, bool kernel_half)
 {
     if (fd >= 0 && fd < FAKE_FDS) {
-        socks[fd].s = s;
-        socks[fd].kernel_half = kernel_half;
+        __atomic_store_n(&socks[fd].kernel_half, kernel_half, __ATOMIC_RELAXED);
+        __atomic_store_n(&socks[fd].s, s, __ATOMIC_RELEASE);
     }
 }
 
@@ -175,11 +218,26 @@ void fake_sock_unmap(int fd)
     fake_sock_map(fd, NULL, false);
 }
 
-struct lsock *sockfd_lsock(int fd, bool *kernel_half)
+static bool fake_is_sock(int fd)
 {
-    if (fd < 0 || fd >= FAKE_FDS || socks[fd].s == NULL)
-        return NULL;
-    if (kernel_half != NULL)
-        *kernel_half = socks[fd].kernel_half;
-    return socks[fd].s;
+    return !fake_child && fd >= 0 && fd < FAKE_FDS && __atomic_load_n(&socks[fd].s, __ATOMIC_ACQUIRE) != NULL;
 }
+
+/* The lookup and the hold under the fake lock, as the POSIX layer's under
+ * the fd table's lock: a test that unmaps and closes a socket does so under
+ * it too. */
+struct lsock *sockfd_hold(int fd, bool *kernel_half)
+{
+    if (!fake_is_sock(fd))
+        return NULL;
+    fake_lock();
+    struct lsock *s = socks[fd].s;
+    if (s != NULL) {
+        *kernel_half = socks[fd].kernel_half;
+        lsock_hold(s);
+    }
+    fake_unlock();
+    return s;
+}
+
+const struct ev_fd_lookup sockfd_lookup = {.is_sock = fake_is_sock, .hold = sockfd_hold};

@@ -256,7 +256,8 @@ static void test_stats(void)
     check(strstr(text, "\"interval_s\":2.000000") != NULL && strstr(text, "\"rx_packets\":100.000") != NULL &&
               strstr(text, "\"reads\":50.000") != NULL && strstr(text, "\"writes\":0.000") != NULL,
           "rates --json: per second over the process's interval");
-    check(strstr(text, "\"gauges\":{\"sockets\":4,") != NULL && strstr(text, "\"sockets\":0.5") == NULL,
+    check(strstr(text, "\"gauges\":{") != NULL && strstr(strstr(text, "\"gauges\":{"), "\"sockets\":4,") != NULL &&
+              strstr(text, "\"sockets\":0.5") == NULL,
           "rates --json: gauges as they are, not as rates");
     check(strstr(text, "\"fds_open\":13,\"fds_limit\":1024") != NULL && strstr(text, "\"fds_open\":0.5") == NULL,
           "rates --json: fds open and their limit are gauges");
@@ -281,11 +282,13 @@ static void test_stats(void)
 static const char *const rounds1[] = {
     "{\"type\":\"time\",\"t_us\":1000000}",
     "{\"type\":\"stack\",\"stack\":0,\"polls\":1000,\"rounds_busy\":100,\"rounds_rx_frames\":150,"
-    "\"rounds_tx_frames\":50,\"rounds_busy_cycles\":2000000,\"rounds_idle_cycles\":6000000,\"tsc_hz\":2000000000}",
+    "\"rounds_tx_frames\":50,\"rounds_busy_cycles\":2000000,\"rounds_idle_cycles\":6000000,\"tsc_hz\":2000000000,"
+    "\"lock_waits\":10,\"lock_wait_cycles\":800000}",
     "{\"type\":\"stack\",\"stack\":1,\"polls\":3000,\"rounds_busy\":0,\"rounds_rx_frames\":0,"
     "\"rounds_tx_frames\":0,\"rounds_busy_cycles\":0,\"rounds_idle_cycles\":8000000,\"tsc_hz\":2000000000}",
     "{\"type\":\"total\",\"polls\":4000,\"rounds_busy\":100,\"rounds_rx_frames\":150,"
-    "\"rounds_tx_frames\":50,\"rounds_busy_cycles\":2000000,\"rounds_idle_cycles\":14000000,\"tsc_hz\":2000000000}",
+    "\"rounds_tx_frames\":50,\"rounds_busy_cycles\":2000000,\"rounds_idle_cycles\":14000000,\"tsc_hz\":2000000000,"
+    "\"lock_waits\":10,\"lock_wait_cycles\":800000}",
     "{\"type\":\"app\",\"reads\":50}",
     "{\"type\":\"end\"}",
     NULL,
@@ -294,7 +297,7 @@ static const char *const rounds2[] = {
     "{\"type\":\"time\",\"t_us\":3000000}",
     "{\"type\":\"total\",\"polls\":404000,\"rounds_busy\":1100,\"rounds_rx_frames\":2150,"
     "\"rounds_tx_frames\":1050,\"rounds_busy_cycles\":1002000000,\"rounds_idle_cycles\":3014000000,"
-    "\"tsc_hz\":2000000000}",
+    "\"tsc_hz\":2000000000,\"lock_waits\":1010,\"lock_wait_cycles\":200800000}",
     "{\"type\":\"app\",\"reads\":50}",
     "{\"type\":\"end\"}",
     NULL,
@@ -311,16 +314,20 @@ static void test_runtime(void)
                                    "frames/busy round         2.00        -     2.00\n"
                                    "cycles/frame             10000        -    10000\n"
                                    "busy ms                    1.0      0.0      1.0\n"
-                                   "idle ms                    3.0      4.0      7.0\n") != NULL,
+                                   "idle ms                    3.0      4.0      7.0\n"
+                                   "lock wait ms               0.4      0.0      0.4\n"
+                                   "lock wait %              10.00     0.00     5.00\n") != NULL,
           "stats: the runtime table (rounds/s, busy %, frames per busy round, cycles per frame, busy and idle "
-          "time) per stack and in total; '-' where there is nothing to divide");
+          "time, the time waited for the stack's lock) per stack and in total; '-' where there is nothing to "
+          "divide");
     free(t);
     t = render(rounds1, sc_show_stats, true, &rc, err, sizeof(err));
     check(rc == SC_OK && balanced(t) &&
               strstr(t, "\"runtime\":{\"total\":{\"rounds\":4000,\"rounds_busy\":100,\"frames\":200,"
                         "\"tsc_hz\":2000000000,\"rounds_per_s\":1000000.0,\"busy_pct\":12.500,"
                         "\"frames_per_busy_round\":2.000,\"cycles_per_frame\":10000.0,\"busy_us\":1000.0,"
-                        "\"idle_us\":7000.0},\"stacks\":[{\"rounds\":1000,") != NULL &&
+                        "\"idle_us\":7000.0,\"lock_waits\":10,\"lock_wait_us\":400.0,\"lock_wait_pct\":5.000},"
+                        "\"stacks\":[{\"rounds\":1000,") != NULL &&
               strstr(t, "\"frames_per_busy_round\":null,\"cycles_per_frame\":null") != NULL,
           "stats --json: the runtime, total and per stack (null where there is nothing to divide)");
     free(t);
@@ -338,7 +345,8 @@ static void test_runtime(void)
     fclose(f);
     check(strstr(text, "\"runtime\":{\"rounds\":400000,\"rounds_busy\":1000,\"frames\":3000,\"tsc_hz\":2000000000,"
                        "\"rounds_per_s\":200000.0,\"busy_pct\":25.000,\"frames_per_busy_round\":3.000,"
-                       "\"cycles_per_frame\":333333.3,\"busy_us\":500000.0,\"idle_us\":1500000.0}") != NULL &&
+                       "\"cycles_per_frame\":333333.3,\"busy_us\":500000.0,\"idle_us\":1500000.0,"
+                       "\"lock_waits\":1000,\"lock_wait_us\":100000.0,\"lock_wait_pct\":5.000}") != NULL &&
               strstr(text, "\"gauges\":{") != NULL && strstr(text, "\"tsc_hz\":2000000000}") != NULL &&
               strstr(text, "\"tsc_hz\":0.000") == NULL,
           "rates --json: the runtime over the interval; tsc_hz is a gauge, not a rate");
@@ -347,9 +355,10 @@ static void test_runtime(void)
     f = open_memstream(&text, &len);
     sc_print_rates(&a, &b, false, true, f);
     fclose(f);
-    check(strstr(text, " ROUNDS/S      BUSY%    FR/BUSY  CYC/FRAME\n") != NULL &&
-              strstr(text, "     200000       25.0       3.00     333333\n") != NULL,
-          "rates table: rounds/s, busy %, frames per busy round, cycles per frame over the interval");
+    check(strstr(text, " ROUNDS/S      BUSY%    FR/BUSY  CYC/FRAME  LOCKWAIT%\n") != NULL &&
+              strstr(text, "     200000       25.0       3.00     333333       5.00\n") != NULL,
+          "rates table: rounds/s, busy %, frames per busy round, cycles per frame, lock wait % over the "
+          "interval");
     free(text);
 }
 

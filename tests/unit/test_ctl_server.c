@@ -91,23 +91,23 @@ static void test_paging(void)
     int pages;
     int n = dump(&any, 7, all, 128, &pages);
     check(n == NCONN + 1 && pages == 4, "21 pcbs (a listener, 20 connections) in pages of 7 (and an empty one that ends the dump)");
-    check(n > 0 && all[0].listener && ntohs(all[0].lport) == PORT && all[0].fd == 100 && all[0].backlog == 32 &&
+    check(n > 0 && all[0].listener && all[0].pcb.lport == PORT && all[0].fd == 100 && all[0].backlog == 32 &&
               all[0].accept_q == NCONN - NACCEPT,
           "the listener first: fd, backlog, accept queue depth");
     int ordered = 1, fds = 0, queued = 0, unread = 0;
     for (int i = 2; i < n; i++)
-        ordered &= ntohs(all[i - 1].rport) < ntohs(all[i].rport);
+        ordered &= all[i - 1].pcb.rport < all[i].pcb.rport;
     for (int i = 1; i < n; i++) {
         fds += all[i].fd >= 200 && all[i].fd < 200 + NACCEPT;
         queued += all[i].fd == -1;
         unread += all[i].recv_q == 5;
-        if (strcmp(ctl_tcp_state_name(all[i].state), "ESTABLISHED") != 0)
+        if (strcmp(ctl_tcp_state_name(all[i].pcb.state), "ESTABLISHED") != 0)
             ordered = 0;
     }
     check(ordered, "connections ESTABLISHED, in remote port order, each once");
     check(fds == NACCEPT && queued == NCONN - NACCEPT, "accepted ones carry their fd, queued ones -1");
     check(unread == 1, "unread bytes show as recv_q");
-    check(n > 1 && all[1].mss > 0 && all[1].cwnd > 0 && all[1].snd_wnd > 0 && all[1].rcv_wnd > 0 && all[1].rto_ms > 0,
+    check(n > 1 && all[1].pcb.mss > 0 && all[1].pcb.cwnd > 0 && all[1].pcb.snd_wnd > 0 && all[1].pcb.rcv_wnd > 0 && all[1].pcb.rto_ms > 0,
           "window, mss, cwnd and rto come from the pcb");
 
     /* A connection that arrives between two pages must not disturb the others. */
@@ -119,7 +119,7 @@ static void test_paging(void)
     for (int p = 0; !cur.done; p++) {
         int k = ctl_conns_page(B, &any, &cur, page, 5);
         for (int i = 0; i < k; i++) {
-            unsigned port = ntohs(page[i].rport);
+            unsigned port = page[i].pcb.rport;
             dup += (seen[port / 32] >> (port % 32)) & 1u;
             seen[port / 32] |= 1u << (port % 32); /* unsigned: 1 << 31 overflows an int */
             total++;
@@ -140,7 +140,7 @@ static void test_paging(void)
     uint16_t port;
     lsock_name(clients[3], false, &a, &port);
     struct ctl_conn_filter one = {-1, ntohs(port)};
-    check(dump(&one, 64, all, 128, &pages) == 1 && all[0].rport == port, "--port: the one connection");
+    check(dump(&one, 64, all, 128, &pages) == 1 && all[0].pcb.rport == ntohs(port), "--port: the one connection");
 
     /* B closes first: B's pcb ends in TIME_WAIT, without an fd. */
     lsock_close(served[1]);

@@ -394,7 +394,7 @@ static void t_timing(void)
     pthread_sigmask(SIG_SETMASK, NULL, &cur);
     check(masked && !sigismember(&cur, SIGUSR1), "sigmask: applied during the wait, restored after");
 
-    fake_low_power = true;
+    fake_set_low_power(true);
     double c0 = cpu_ms();
     t0 = now_ms();
     n = ep_wait(ep, out, 4, 100);
@@ -408,7 +408,7 @@ static void t_timing(void)
     dt = test_since_job();
     printf("# low power: socket ready, seen %.3f ms later\n", dt);
     check(n == 1 && dt < WAKE_MS, "low power: a socket getting ready is seen within WAKE_MS");
-    fake_low_power = false;
+    fake_set_low_power(false);
     fd_close(ep);
     fake_sock_close(fd, s);
 }

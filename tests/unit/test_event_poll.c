@@ -49,7 +49,7 @@ static void t_poll(void)
     struct pollfd k[1] = {{.fd = p[0], .events = POLLIN}};
     unsigned long polls0 = fake_polls;
     double t0 = now_ms();
-    int n = ev_ppoll(k, 1, 50, NULL, sockfd_lsock);
+    int n = ev_ppoll(k, 1, 50, NULL, &sockfd_lookup);
     double dt = now_ms() - t0;
     check(n == 0 && dt >= 50 && dt < 50 + LATE_MS && fake_polls == polls0, "poll: no stack socket: the kernel waits, no poll round");
 
@@ -59,7 +59,7 @@ static void t_poll(void)
                           {.fd = p[0], .events = POLLIN}};
     fake_lsock_set(s, EPOLLIN);
     write_byte(&p[1]);
-    n = ev_ppoll(f, 3, 1000, NULL, sockfd_lsock);
+    n = ev_ppoll(f, 3, 1000, NULL, &sockfd_lookup);
     check(n == 2 && f[0].revents == POLLIN && f[1].revents == 0 && f[2].revents == POLLIN,
           "poll: socket and pipe ready, negative fd ignored");
     char c;
@@ -68,27 +68,27 @@ static void t_poll(void)
 
     fake_lsock_set(s, EPOLLIN | EPOLLRDHUP | EPOLLHUP);
     f[0].events = POLLRDNORM | POLLRDHUP;
-    n = ev_ppoll(f, 3, 0, NULL, sockfd_lsock);
+    n = ev_ppoll(f, 3, 0, NULL, &sockfd_lookup);
     check(n == 1 && f[0].revents == (POLLRDNORM | POLLRDHUP | POLLHUP),
           "poll: POLLRDNORM and POLLRDHUP when asked, POLLHUP always");
 
     fake_lsock_set(s, 0);
     f[0].events = POLLIN;
     t0 = now_ms();
-    n = ev_ppoll(f, 3, 100, NULL, sockfd_lsock);
+    n = ev_ppoll(f, 3, 100, NULL, &sockfd_lookup);
     dt = now_ms() - t0;
     printf("# idle poll(100) with a stack socket: %.3f ms\n", dt);
     check(n == 0 && dt >= 100 && dt < 100 + LATE_MS, "poll: idle poll(100) returns after 100 ms (not LATE_MS later)");
 
     test_later(20, write_byte, &p[1]);
-    n = ev_ppoll(f, 3, 1000, NULL, sockfd_lsock);
+    n = ev_ppoll(f, 3, 1000, NULL, &sockfd_lookup);
     dt = test_since_job();
     check(n == 1 && f[2].revents == POLLIN && dt < WAKE_MS, "poll: a pipe written meanwhile wakes it");
     if (read(p[0], &c, 1) != 1)
         perror("read");
 
     test_later(20, set_in, s);
-    n = ev_ppoll(f, 3, 1000, NULL, sockfd_lsock);
+    n = ev_ppoll(f, 3, 1000, NULL, &sockfd_lookup);
     dt = test_since_job();
     check(n == 1 && f[0].revents == POLLIN && dt < WAKE_MS, "poll: a socket getting ready wakes it");
 
@@ -97,7 +97,7 @@ static void t_poll(void)
     for (int i = 0; i < BIG; i++)
         big[i] = (struct pollfd){.fd = i % 2 ? fd : p[1], .events = POLLOUT};
     fake_lsock_set(s, EPOLLOUT);
-    n = ev_ppoll(big, BIG, 0, NULL, sockfd_lsock);
+    n = ev_ppoll(big, BIG, 0, NULL, &sockfd_lookup);
     check(n == BIG && big[BIG - 1].revents == POLLOUT && big[BIG - 2].revents == POLLOUT,
           "poll: 40 entries (scratch on the heap), duplicates counted each");
 
@@ -105,9 +105,9 @@ static void t_poll(void)
     struct lsock *ls;
     int lfd = fake_sock_open(&ls, true, &port);
     struct pollfd l = {.fd = lfd, .events = POLLIN};
-    check(ev_ppoll(&l, 1, 0, NULL, sockfd_lsock) == 0, "poll: kernel half idle");
+    check(ev_ppoll(&l, 1, 0, NULL, &sockfd_lookup) == 0, "poll: kernel half idle");
     int cl = connect_loopback(port);
-    n = ev_ppoll(&l, 1, 1000, NULL, sockfd_lsock);
+    n = ev_ppoll(&l, 1, 1000, NULL, &sockfd_lookup);
     check(n == 1 && l.revents == POLLIN, "poll: kernel half's connection is seen");
     close(cl);
     fake_sock_close(lfd, ls);
@@ -132,7 +132,7 @@ static void t_select(void)
     FD_ZERO(&e);
     FD_SET(p[0], &r);
     double t0 = now_ms();
-    int n = ev_pselect(nfds, &r, NULL, NULL, 30, NULL, sockfd_lsock);
+    int n = ev_pselect(nfds, &r, NULL, NULL, 30, NULL, &sockfd_lookup);
     double dt = now_ms() - t0;
     check(n == 0 && !FD_ISSET(p[0], &r) && dt >= 30 && dt < 30 + LATE_MS, "select: no stack socket: the kernel's select");
 
@@ -142,7 +142,7 @@ static void t_select(void)
     FD_SET(p[0], &r);
     FD_SET(p[1], &w);
     FD_SET(fd, &e);
-    n = ev_pselect(nfds, &r, &w, &e, 1000, NULL, sockfd_lsock);
+    n = ev_pselect(nfds, &r, &w, &e, 1000, NULL, &sockfd_lookup);
     check(n == 2 && FD_ISSET(fd, &r) && !FD_ISSET(fd2, &r) && !FD_ISSET(p[0], &r) && FD_ISSET(p[1], &w) &&
               !FD_ISSET(fd, &e),
           "select: readable socket and writable pipe set, the others cleared");
@@ -153,7 +153,7 @@ static void t_select(void)
     FD_SET(fd, &r);
     FD_SET(fd2, &w);
     t0 = now_ms();
-    n = ev_pselect(nfds, &r, &w, NULL, 50, NULL, sockfd_lsock);
+    n = ev_pselect(nfds, &r, &w, NULL, 50, NULL, &sockfd_lookup);
     dt = now_ms() - t0;
     check(n == 0 && !FD_ISSET(fd, &r) && !FD_ISSET(fd2, &w) && dt >= 50 && dt < 50 + LATE_MS,
           "select: idle stack sockets: 0 after the timeout, sets cleared");
@@ -163,7 +163,7 @@ static void t_select(void)
     FD_SET(fd2, &e);
     FD_SET(fd, &r);
     t0 = now_ms();
-    n = ev_pselect(nfds, &r, NULL, &e, 40, NULL, sockfd_lsock);
+    n = ev_pselect(nfds, &r, NULL, &e, 40, NULL, &sockfd_lookup);
     dt = now_ms() - t0;
     printf("# select n=%d dt=%.3f\n", n, dt);
     check(n == 0 && dt >= 40 && dt < 40 + LATE_MS, "select: a hang-up is no exceptional condition");
@@ -173,7 +173,7 @@ static void t_select(void)
     FD_ZERO(&r);
     FD_SET(fd, &r);
     FD_SET(bad, &r);
-    check(ev_pselect(nfds, &r, NULL, NULL, 0, NULL, sockfd_lsock) == -1 && errno == EBADF, "select: a closed fd: EBADF");
+    check(ev_pselect(nfds, &r, NULL, NULL, 0, NULL, &sockfd_lookup) == -1 && errno == EBADF, "select: a closed fd: EBADF");
     fake_sock_close(fd, s);
     fake_sock_close(fd2, s2);
     close(p[0]);

@@ -1,7 +1,7 @@
 /*
  * test_event_tcp.c - the event layer over real stack sockets: two stacks
  * (two private lwIP copies) back to back on the memory port, one polled
- * round of both per rt_poll (fake_runtime.c). A client on stack A talks to
+ * round of both per fake_poll (fake_runtime.c). A client on stack A talks to
  * a listener on stack B; one epoll set watches sockets of both stacks and a
  * pipe. Covers accept readiness, connect completion, LT / ET / ONESHOT on
  * data, EPOLLRDHUP on the peer's FIN, poll and select on a stack socket,
@@ -47,11 +47,11 @@ static int sock_fd(struct lsock *s)
 
 static void sock_close(int fd, struct lsock *s)
 {
-    rt_lock();
+    fake_lock();
     ev_forget_sock(s);
     lsock_close(s);
-    rt_poll();
-    rt_unlock();
+    fake_poll();
+    fake_unlock();
     fake_sock_unmap(fd);
     close(fd);
 }
@@ -59,9 +59,9 @@ static void sock_close(int fd, struct lsock *s)
 static ssize_t send_str(struct lsock *s, const char *str)
 {
     struct iovec iov = {.iov_base = (void *)str, .iov_len = strlen(str)};
-    rt_lock();
+    fake_lock();
     ssize_t n = lsock_send(s, &iov, 1, 0);
-    rt_unlock();
+    fake_unlock();
     return n;
 }
 
@@ -69,13 +69,13 @@ static ssize_t send_str(struct lsock *s, const char *str)
 static ssize_t recv_all(struct lsock *s, char *buf, size_t len)
 {
     ssize_t total = 0, n;
-    rt_lock();
+    fake_lock();
     do {
         struct iovec iov = {.iov_base = buf + total, .iov_len = len - (size_t)total};
         n = lsock_recv(s, &iov, 1, 0);
         total += n > 0 ? n : 0;
     } while (n > 0 && (size_t)total < len);
-    rt_unlock();
+    fake_unlock();
     return total;
 }
 
@@ -83,9 +83,9 @@ static ssize_t recv_all(struct lsock *s, char *buf, size_t len)
 static void nodelay(struct lsock *s)
 {
     int one = 1;
-    rt_lock();
+    fake_lock();
     lsock_setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    rt_unlock();
+    fake_unlock();
 }
 
 static int ep_add(int ep, int fd, uint32_t events, uint64_t data)
@@ -127,12 +127,12 @@ static void t_tcp(uint32_t b_addr)
     int ep = epoll_create1(0), p[2];
     if (pipe(p) != 0)
         return;
-    rt_lock();
+    fake_lock();
     lsock_new(stacks[1], &srv);
     int rc = lsock_bind(srv, b_addr, htons(PORT));
     rc = rc == 0 ? lsock_listen(srv, 16) : rc;
     lsock_new(stacks[0], &cli);
-    rt_unlock();
+    fake_unlock();
     check(rc == 0, "tcp: listener on stack B");
     int fsrv = sock_fd(srv), fcli = sock_fd(cli);
     ep_add(ep, fsrv, EPOLLIN, 1);
@@ -140,16 +140,16 @@ static void t_tcp(uint32_t b_addr)
     struct epoll_event out[8];
     check(epfd_pwait(ep, out, 8, 0, NULL) == 0, "tcp: idle listener: nothing");
 
-    rt_lock();
+    fake_lock();
     rc = lsock_connect(cli, b_addr, htons(PORT));
-    rt_unlock();
+    fake_unlock();
     ep_add(ep, fcli, EPOLLOUT | EPOLLIN, 2);
     check(rc == -EINPROGRESS, "tcp: connect from stack A in progress");
     check(wait_for(ep, 1, 1000) == EPOLLIN, "tcp: the listener reports the connection (EPOLLIN)");
     check(wait_for(ep, 2, 1000) == EPOLLOUT, "tcp: the client reports connected (EPOLLOUT)");
-    rt_lock();
+    fake_lock();
     rc = lsock_accept(srv, &conn);
-    rt_unlock();
+    fake_unlock();
     check(rc == 0 && conn != NULL, "tcp: accept");
     int fconn = sock_fd(conn);
     nodelay(cli);
@@ -180,14 +180,14 @@ static void t_tcp(uint32_t b_addr)
     recv_all(cli, buf, sizeof(buf));
 
     struct pollfd pf[2] = {{.fd = fconn, .events = POLLIN}, {.fd = p[0], .events = POLLIN}};
-    check(ev_ppoll(pf, 2, 0, NULL, sockfd_lsock) == 0, "tcp poll: nothing to read");
+    check(ev_ppoll(pf, 2, 0, NULL, &sockfd_lookup) == 0, "tcp poll: nothing to read");
     send_str(cli, "p");
     if (write(p[1], "k", 1) != 1)
         perror("write");
     double t0 = now_ms();
     int n = 0;
     while (n < 2 && now_ms() - t0 < 1000)
-        n = ev_ppoll(pf, 2, 1000, NULL, sockfd_lsock);
+        n = ev_ppoll(pf, 2, 1000, NULL, &sockfd_lookup);
     check(n == 2 && pf[0].revents == POLLIN && pf[1].revents == POLLIN, "tcp poll: stack socket and pipe in one call");
     recv_all(conn, buf, sizeof(buf));
     if (read(p[0], buf, 1) != 1)
@@ -221,7 +221,7 @@ static void t_tcp(uint32_t b_addr)
     FD_ZERO(&r);
     FD_SET(fconn, &r);
     send_str(cli, "s");
-    n = ev_pselect(fconn + 1, &r, NULL, NULL, 1000, NULL, sockfd_lsock);
+    n = ev_pselect(fconn + 1, &r, NULL, NULL, 1000, NULL, &sockfd_lookup);
     check(n == 1 && FD_ISSET(fconn, &r), "tcp select: readable stack socket");
     recv_all(conn, buf, sizeof(buf));
 
@@ -242,9 +242,9 @@ static void t_tcp(uint32_t b_addr)
         printf("# unexpected: data %llu events %#x\n", (unsigned long long)out[i].data.u64, out[i].events);
     check(n == 0 && dt >= 100 && dt < 100 + LATE_MS, "tcp timeout: idle epoll_wait(100) returns after 100 ms (not LATE_MS later)");
 
-    rt_lock();
+    fake_lock();
     lsock_shutdown(cli, SHUT_WR);
-    rt_unlock();
+    fake_unlock();
     ev = wait_for(ep, 3, 1000);
     check((ev & (EPOLLIN | EPOLLRDHUP)) == (EPOLLIN | EPOLLRDHUP), "tcp: the peer's FIN: EPOLLIN|EPOLLRDHUP");
 
@@ -273,6 +273,8 @@ int main(void)
         return test_done();
     }
     fake_rt_stacks(stacks, 2);
+    lsock_stack_open(stacks[0], fake_loop(0));
+    lsock_stack_open(stacks[1], fake_loop(1));
     t_tcp(cb.host_addr);
     fake_rt_stacks(NULL, 0);
     stack_close(stacks[0]);

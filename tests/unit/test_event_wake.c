@@ -1,6 +1,6 @@
 /*
  * test_event_wake.c - the low-power sleep of a port that can wake a
- * sleeper (ltran's; event/wait.c ev_sleep_woken, runtime rt_sleep_*), over
+ * sleeper (ltran's; event/wait.c ev_sleep_woken, the loop's wake_begin/wake_end), over
  * fake stack sockets and the fake runtime's wake-up fd (an eventfd): an
  * idle wait sleeps with it (up to 10 ms a sleep), every sleep begun is ended; a write to it ends
  * the sleep at once (the median latency from the write to the sleep's end
@@ -87,8 +87,8 @@ void test_wake(void)
     int ep = epoll_create1(0);
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 1}, out[4];
     epfd_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
-    fake_low_power = true;
-    fake_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    fake_set_low_power(true);
+    fake_set_wake_fd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
 
     unsigned long s0 = fake_sleeps;
     double t0 = now_ms();
@@ -136,14 +136,14 @@ void test_wake(void)
     pf[made] = (struct pollfd){.fd = fd, .events = POLLIN}; /* and a stack socket */
     s0 = fake_sleeps;
     t0 = now_ms();
-    n = ev_ppoll(pf, (nfds_t)made + 1, 30, NULL, sockfd_lsock);
+    n = ev_ppoll(pf, (nfds_t)made + 1, 30, NULL, &sockfd_lookup);
     dt = now_ms() - t0;
     check(made == MANY && n == 0 && fake_sleeps == s0 && dt >= 30 && dt < 30 + LATE_MS,
           "wake: poll() of 70 kernel fds (more than the sleep polls with the wake-up fd): the timed sleep");
     pf[0].fd = pipes[0][0];
     pf[1] = pf[made];
     s0 = fake_sleeps;
-    n = ev_ppoll(pf, 2, 30, NULL, sockfd_lsock);
+    n = ev_ppoll(pf, 2, 30, NULL, &sockfd_lookup);
     check(n == 0 && fake_sleeps > s0, "wake: poll() of a few kernel fds and a stack socket sleeps with the wake-up fd");
     for (int i = 0; i < made; i++) {
         close(pipes[i][0]);
@@ -169,8 +169,8 @@ void test_wake(void)
           "wake: a signal during the sleep ends epoll_wait with EINTR, like Linux");
 
     close(fake_wake_fd);
-    fake_wake_fd = -1;
-    fake_low_power = false;
+    fake_set_wake_fd(-1);
+    fake_set_low_power(false);
     fd_close(ep);
     fake_sock_close(fd, s);
 }

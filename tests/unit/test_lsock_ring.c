@@ -3,7 +3,7 @@
  * real stacks on the memory port: A (198.18.0.2) is a plain client, B
  * (198.18.0.1) has rings enabled, as the run-to-wakeup mode enables them.
  * The test plays both B's application (lsock_ring_recv / lsock_ring_send,
- * and their _locked fallbacks) and B's stack thread (lsock_ring_service
+ * and their _locked fallbacks) and B's stack thread (lsock_service
  * before each poll round of B), on one thread. TAP output.
  */
 #include <arpa/inet.h>
@@ -31,7 +31,7 @@ static uint32_t addr_b;
 static void pump(int rounds)
 {
     for (int i = 0; i < rounds; i++) {
-        lsock_ring_service(B);
+        lsock_service(B);
         pair_pump(A, B, 1);
     }
 }

@@ -5,7 +5,7 @@
  * a real connection between two stacks on the memory port: up to IOV_MAX
  * entries, Linux's errno past it and for bad lengths, partial non-blocking
  * writes, blocking calls that resume inside an entry. The runtime is
- * fake_runtime.c (rt_poll polls both stacks, plus a hook that plays the
+ * fake_runtime.c (fake_poll polls both stacks, plus a hook that plays the
  * peer); the fd table and the event layer are real. TAP output.
  */
 #include <arpa/inet.h>
@@ -70,10 +70,10 @@ static size_t pump_until_nread(size_t n)
 {
     size_t have = 0;
     for (int i = 0; i < 4000; i++) {
-        rt_lock();
-        rt_poll();
+        fake_lock();
+        fake_poll();
         have = lsock_nread(files[1].ls);
-        rt_unlock();
+        fake_unlock();
         if (have >= n)
             break;
     }
@@ -85,8 +85,8 @@ static size_t drain_server(void)
 {
     size_t total = 0;
     for (int round = 0; round < 200; round++) {
-        rt_lock();
-        rt_poll();
+        fake_lock();
+        fake_poll();
         for (;;) {
             struct iovec v = {in_buf, BIG};
             ssize_t n = lsock_recv(files[1].ls, &v, 1, 0);
@@ -94,7 +94,7 @@ static size_t drain_server(void)
                 break;
             total += (size_t)n;
         }
-        rt_unlock();
+        fake_unlock();
     }
     return total;
 }
@@ -103,34 +103,34 @@ static size_t drain_server(void)
 static int open_pair(uint32_t b_addr)
 {
     struct lsock *l = NULL, *c = NULL, *s = NULL;
-    rt_lock();
+    fake_lock();
     int rc = lsock_new(stacks[1], &l);
     rc = rc == 0 ? lsock_bind(l, b_addr, htons(PORT)) : rc;
     rc = rc == 0 ? lsock_listen(l, 4) : rc;
     rc = rc == 0 ? lsock_new(stacks[0], &c) : rc;
     rc = rc == 0 ? lsock_connect(c, b_addr, htons(PORT)) : rc;
-    rt_unlock();
+    fake_unlock();
     if (rc != -EINPROGRESS)
         return -1;
     for (int i = 0; i < 2000 && s == NULL; i++) {
-        rt_lock();
-        rt_poll();
+        fake_lock();
+        fake_poll();
         if (lsock_accept(l, &s) != 0)
             s = NULL;
-        rt_unlock();
+        fake_unlock();
     }
     if (s == NULL)
         return -1;
     for (int i = 0; i < 100; i++) { /* the client sees the handshake done */
-        rt_lock();
-        rt_poll();
-        rt_unlock();
+        fake_lock();
+        fake_poll();
+        fake_unlock();
     }
     struct lsock *ls[2] = {c, s};
     for (int i = 0; i < 2; i++) {
         int one = 1;
         lsock_setsockopt(ls[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        files[i] = (struct sock_file){.refs = 1, .ls = ls[i], .decided = true};
+        files[i] = (struct sock_file){.refs = 1, .ls = ls[i], .loop = lsock_loop(ls[i]), .decided = true};
         fds[i] = socket(AF_INET, SOCK_STREAM, 0);
         fake_sock_map(fds[i], ls[i], false);
         if (fdt_set(fds[i], &test_ops, &files[i]) != 0)
@@ -284,11 +284,11 @@ static void t_nonblock_partial(void)
     files[0].nonblock = false;
     size_t got = 0;
     for (int round = 0; round < 400; round++) {
-        rt_lock();
-        rt_poll();
+        fake_lock();
+        fake_poll();
         struct iovec v = {in_buf + got, BIG - got};
         ssize_t r = lsock_recv(files[1].ls, &v, 1, 0);
-        rt_unlock();
+        fake_unlock();
         if (r > 0)
             got += (size_t)r;
     }
@@ -303,7 +303,7 @@ static void t_nonblock_partial(void)
           "non-blocking writev: a partial count across entries, then EAGAIN; the peer gets exactly those bytes");
 }
 
-/* The peer, inside rt_poll: reads what arrived (mode 0) or writes the
+/* The peer, inside fake_poll: reads what arrived (mode 0) or writes the
  * pattern in 3000-byte steps (mode 1). */
 struct peer {
     int mode;
@@ -340,9 +340,9 @@ static void t_blocking_resume(void)
     fake_rt_hook(peer_hook, &p);
     ssize_t n = lstack_writev(fds[0], iov, LSTACK_IOV_MAX);
     for (int i = 0; i < 2000 && p.done < BIG; i++) {
-        rt_lock();
-        rt_poll();
-        rt_unlock();
+        fake_lock();
+        fake_poll();
+        fake_unlock();
     }
     fake_rt_hook(NULL, NULL);
     size_t bad = 0;
@@ -369,9 +369,9 @@ static void t_one_entry_write_read(void)
     memset(in_buf, 0, BIG);
     size_t got = 0;
     for (int round = 0; round < 400 && n > 0 && got < (size_t)n; round++) {
-        rt_lock();
-        rt_poll();
-        rt_unlock();
+        fake_lock();
+        fake_poll();
+        fake_unlock();
         ssize_t r = lstack_read(fds[1], in_buf + got, BIG - got);
         if (r > 0)
             got += (size_t)r;
@@ -389,9 +389,9 @@ static void t_one_entry_write_read(void)
     fake_rt_hook(peer_hook, &p);
     n = lstack_write(fds[0], out_buf, BIG);
     for (int i = 0; i < 2000 && p.done < BIG; i++) {
-        rt_lock();
-        rt_poll();
-        rt_unlock();
+        fake_lock();
+        fake_poll();
+        fake_unlock();
     }
     fake_rt_hook(NULL, NULL);
     same = n == BIG && p.done == BIG && same_as_pattern(in_buf, BIG, &bad);
@@ -436,6 +436,8 @@ int main(void)
         return tap_done();
     }
     fake_rt_stacks(stacks, 2);
+    lsock_stack_open(stacks[0], fake_loop(0));
+    lsock_stack_open(stacks[1], fake_loop(1));
     out_buf = malloc(BIG + LSTACK_IOV_MAX);
     in_buf = malloc(BIG + LSTACK_IOV_MAX);
     if (out_buf == NULL || in_buf == NULL || open_pair(cb.host_addr) != 0) {

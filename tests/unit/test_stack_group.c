@@ -45,7 +45,8 @@
 static struct stack *cli, *srv[2];
 
 /* One round of every stack: the server's the way run-to-wakeup's stack
- * thread runs them (stack_rx takes the inbox, then the queue). */
+ * thread runs them (stack_rx takes the inbox, then the queue; the sockets'
+ * work first: what the other stack told them from afar). */
 static void pump(int rounds)
 {
     struct nic_pkt pkts[64];
@@ -53,6 +54,7 @@ static void pump(int rounds)
         stack_poll(cli);
         for (int i = 0; i < 2; i++) {
             unsigned n = stack_rx(srv[i], pkts);
+            lsock_service(srv[i]);
             stack_round(srv[i], pkts, n);
         }
     }
@@ -277,9 +279,17 @@ int main(void)
     if (rc == 0)
         rc = lsock_listen(l, 64);
     check(rc == 0, "listener on stack 0");
-    rc = lsock_listen_copy(l, srv[1]);
-    checkf(rc == 0, "its copy on stack 1 (%d)", rc);
-    checkf(lsock_listen_copy(l, srv[0]) == -EINVAL, "no copy on the listener's own stack");
+    /* The runtime's three steps (runtime/stacks.c), one stack's lock each. */
+    struct lsock_spec *sp = NULL;
+    struct lsock *copy = NULL;
+    rc = lsock_listen_spec(l, &sp);
+    if (rc == 0)
+        rc = lsock_listen_copy(sp, srv[1], &copy);
+    if (rc == 0 && copy != NULL)
+        rc = lsock_listen_copy_attach(l, copy);
+    checkf(rc == 0 && copy != NULL, "its copy on stack 1 (%d)", rc);
+    checkf(lsock_listen_copy(sp, srv[0], &copy) == -EINVAL, "no copy on the listener's own stack");
+    lsock_spec_free(sp);
 
     struct lsock *c[NCONN], *s[NCONN];
     int started = 0;
@@ -476,7 +486,11 @@ int main(void)
         if (i < paired)
             lsock_close(pp[i]);
     }
+    lsock_hold(l);
     lsock_close(l);
+    for (struct lsock *x; (x = lsock_close_next(l)) != NULL;)
+        lsock_close(x); /* its copy on stack 1 */
+    lsock_release(l);
     lsock_close(cl);
     pump(300);
     struct stack_stats sc;

@@ -150,6 +150,7 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * Every other lwIP timeout is in milliseconds and scales with the tick
  * (the zero-window probes' backoff: LSTACK_TCP_PERSIST_MAX_MS below). */
 #define TCP_TMR_INTERVAL 25
+#define LSTACK_TCP_TICK_MS (2 * TCP_TMR_INTERVAL) /* that tick: lwIP's TCP_SLOW_INTERVAL */
 #define LSTACK_TCP_RTO_MIN_MS 200
 #define LSTACK_TCP_RTO_INIT_MS 1000
 /* Loss recovery of the sender (patch 0010, docs/reliability.md): the

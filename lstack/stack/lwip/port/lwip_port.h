@@ -175,6 +175,25 @@ typedef int (*lstack_reass_route_fn)(void *ctx, const struct pbuf *p, uint32_t l
                                      uint32_t remote_ip, uint16_t remote_port);
 void lstack_lwip_reass_route(lstack_reass_route_fn fn, void *ctx);
 
+/* Several stacks (port/pcb_hash.c): fn(ctx, ..., 1) is called for each
+ * connection entering this copy's PCB hash (the active and TIME_WAIT
+ * lists), fn(ctx, ..., 0) for each leaving it (addresses in network order,
+ * ports in host order), so that the stack can publish the 4-tuples it holds
+ * (stack/flow_dir.h). Setting it reports every connection in the hash now.
+ * NULL: none (the default). The stack's thread, under its lock. */
+typedef void (*lstack_flow_fn)(void *ctx, uint32_t local_ip, uint16_t local_port, uint32_t remote_ip,
+                               uint16_t remote_port, int add);
+void lstack_lwip_flow_hook(lstack_flow_fn fn, void *ctx);
+
+/* The head of one of this copy's TCP pcb lists (port/tcp_lists.c): the
+ * listeners (struct tcp_pcb_listen), the active connections, TIME_WAIT
+ * (struct tcp_pcb); NULL when empty. The stack's thread, under its lock. */
+enum { LSTACK_TCP_LIST_LISTEN, LSTACK_TCP_LIST_ACTIVE, LSTACK_TCP_LIST_TW };
+void *lstack_lwip_tcp_list(int which);
+/* Segments pcb has sent and not had acknowledged (port/tcp_lists.c). */
+struct tcp_pcb;
+uint32_t lstack_tcp_unacked_segs(const struct tcp_pcb *pcb);
+
 /* TSC ticks per second, as this copy's clock (sys_now.c) measured them
  * against CLOCK_MONOTONIC; 0 before the first measurement (about 10 ms
  * after the first sys_now) and where there is no TSC (not x86). Any

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/hash64.h"
 #include "lwip/opt.h"
 #include "lwip/tcp.h"
 
@@ -39,18 +40,31 @@ static struct {
     uint32_t mask;            /* slots - 1 */
     uint32_t seed;
     struct lstack_lwip_hash_stats st;
+    lstack_flow_fn flow;      /* told of each entry and exit (lstack_lwip_flow_hook) */
+    void *flow_ctx;
 } H;
+
+static void flow_tell(const struct tcp_pcb *p, int add)
+{
+    if (H.flow != NULL)
+        H.flow(H.flow_ctx, ip4_addr_get_u32(ip_2_ip4(&p->local_ip)), p->local_port,
+               ip4_addr_get_u32(ip_2_ip4(&p->remote_ip)), p->remote_port, add);
+}
+
+void lstack_lwip_flow_hook(lstack_flow_fn fn, void *ctx)
+{
+    H.flow = fn;
+    H.flow_ctx = ctx;
+    for (uint32_t i = 0; H.t != NULL && i <= H.mask; i++)
+        if (H.t[i].pcb != NULL)
+            flow_tell(H.t[i].pcb, 1);
+}
 
 static inline uint32_t key_hash(uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport)
 {
     uint64_t x = ((uint64_t)rip << 32 | (uint64_t)rport << 16 | lport) ^ ((uint64_t)H.seed << 32 | H.seed);
     x ^= (uint64_t)lip * 0x9e3779b97f4a7c15ull;
-    x ^= x >> 33; /* murmur3's 64-bit finalizer */
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return (uint32_t)x | 1u;
+    return (uint32_t)hash64_mix(x) | 1u;
 }
 
 static inline uint32_t pcb_hash(const struct tcp_pcb *p)
@@ -119,6 +133,7 @@ void lstack_pcb_hash_add(struct tcp_pcb *pcb)
         lstack_lwip_assert_fail("pcb hash: table full and cannot grow", __FILE__, __LINE__);
     insert(H.t, H.mask, pcb_hash(pcb), pcb);
     H.st.entries++;
+    flow_tell(pcb, 1);
 }
 
 void lstack_pcb_hash_del(struct tcp_pcb *pcb)
@@ -158,6 +173,7 @@ void lstack_pcb_hash_del(struct tcp_pcb *pcb)
     H.t[hole].pcb = NULL;
     H.t[hole].h = 0;
     H.st.entries--;
+    flow_tell(pcb, 0);
 }
 
 struct tcp_pcb *lstack_pcb_hash_lookup(u32_t local_ip, u16_t local_port, u32_t remote_ip, u16_t remote_port)
