@@ -20,8 +20,10 @@
  * (keep_idle + n x keep_intvl) / 50 ms, the abort past keep_idle + cnt x
  * intvl, the tail loss probe at rtime == max(2, 2 x srtt + 1), the
  * retransmission at rtime == rto, the FIN-WAIT-2 removal past 20 s, the
- * TIME-WAIT removal past 60 s, zero-window probes after 3, 6, 12 ticks (a
- * pcb with unsent data is visited at every tick), a SYN's RTO counted from
+ * TIME-WAIT removal past 60 s, zero-window probes one RTO after the window
+ * closed, then after 2, 4, 8... RTOs up to 120 s, the connection given up
+ * after the 15th (patch 0019; a pcb in persist is visited at every
+ * tick), a SYN's RTO counted from
  * its send however long the pcb sat bound before connect. A pcb
  * the patch skipped whose timeout was lost or came a tick late or early
  * fails the tick check; "skipped" is checked from pcb->last_timer, which
@@ -134,25 +136,48 @@ int main(void)
     T.hold_recv = 0;
     checkf(a->persist_backoff == 1 && a->unsent != NULL, "the window closed with data unsent (backoff %d, wnd %u)",
            a->persist_backoff, (unsigned)a->snd_wnd);
-    u32_t p0 = *T.a.ticks;
-    int zwp[3], nz = 0;
-    for (ticks = 0; ticks < 25; ticks++) {
+    /* Linux's rule (patch 0019): the first probe one RTO after the window
+       closed, the wait doubled after each probe up to 120 s; removal at the
+       tick after the 15th probe without an answer. Each probe has no data
+       and the sequence number before snd_una; snd_nxt does not move. */
+    tmr_bed_watch(&T, &T.a, a);
+    u32_t p0 = *T.a.ticks, nxt0 = a->snd_nxt, una0 = a->lastack;
+    int zwant[LSTACK_TCP_PERSIST_MAX_PROBES], zwp[LSTACK_TCP_PERSIST_MAX_PROBES], nz = 0, shape_bad = 0;
+    int cap = LSTACK_TCP_PERSIST_MAX_MS / TCP_SLOW_INTERVAL, wait = a->rto, at = 0;
+    for (int k = 0; k < LSTACK_TCP_PERSIST_MAX_PROBES; k++) {
+        at += wait < cap ? wait : cap;
+        zwant[k] = at;
+        wait *= 2;
+    }
+    for (ticks = 0; T.err_tick < 0 && ticks < at + 10; ticks++) {
         tmr_bed_tick(&T.a, a);
+        /* a is freed once the connection is given up (err_tick set) */
+        shape_bad |= T.err_tick < 0 && a->snd_nxt != nxt0;
         for (int i = 0; i < T.qn; i++) {
             unsigned len, fl;
             tmr_bed_seg(&T.q[i], &len, &fl);
+            unsigned ihl = (T.q[i].b[0] & 0xf) * 4u;
+            const uint8_t *th = T.q[i].b + ihl;
+            u32_t seq = ((u32_t)th[4] << 24) | ((u32_t)th[5] << 16) | ((u32_t)th[6] << 8) | th[7];
             if (getenv("TMRQ_DEBUG"))
-                fprintf(stderr, "tick %u: A sends %u bytes, wnd %u\n", *T.a.ticks - p0, len, (unsigned)a->snd_wnd);
-            if (len == 1 && nz < 3)
+                fprintf(stderr, "tick %u: A sends %u bytes at %+d\n", *T.a.ticks - p0, len, (int)(seq - una0));
+            if (nz < LSTACK_TCP_PERSIST_MAX_PROBES)
                 zwp[nz++] = (int)(*T.a.ticks - p0);
+            shape_bad |= len != 0 || seq != una0 - 1 || (fl & (TCP_SYN | TCP_FIN | TCP_RST)) != 0;
         }
         T.qn = 0; /* the probes are lost */
     }
-    /* lwIP's rule: a probe when persist_cnt, counted at every tick, reaches
-       tcp_persist_backoff[] = 3, 6, 12 ticks */
-    checkf(nz == 3 && zwp[0] == 3 && zwp[1] == 9 && zwp[2] == 21,
-           "zero-window probes at ticks 3, 9, 21 after the window closed (saw %d: %d, %d, %d)", nz,
-           nz > 0 ? zwp[0] : -1, nz > 1 ? zwp[1] : -1, nz > 2 ? zwp[2] : -1);
+    int at_want = nz == LSTACK_TCP_PERSIST_MAX_PROBES;
+    for (int k = 0; k < nz && at_want; k++)
+        at_want = zwp[k] == zwant[k];
+    checkf(at_want, "%d zero-window probes, the first one RTO (%d ticks) after the window closed, the wait doubled "
+           "after each up to 120 s (at %d, %d, %d, ... %d; saw %d: %d, %d, %d, ... %d)",
+           LSTACK_TCP_PERSIST_MAX_PROBES, zwant[0], zwant[0], zwant[1], zwant[2], zwant[LSTACK_TCP_PERSIST_MAX_PROBES - 1],
+           nz, nz > 0 ? zwp[0] : -1, nz > 1 ? zwp[1] : -1, nz > 2 ? zwp[2] : -1, nz > 0 ? zwp[nz - 1] : -1);
+    checkf(!shape_bad, "each probe has no data and the sequence number before snd_una; snd_nxt stays");
+    checkf(T.err_tick >= 0 && (int)((u32_t)T.err_tick - p0) == at + 1,
+           "the connection is given up at the tick after the %dth probe without an answer (%d; at %d)",
+           LSTACK_TCP_PERSIST_MAX_PROBES, at + 1, T.err_tick >= 0 ? (int)((u32_t)T.err_tick - p0) : -1);
 
     /* ---- FIN-WAIT-2: the closed connection the peer never closes ---- */
     tmr_bed_connect(&T, &a, &b, 7003);

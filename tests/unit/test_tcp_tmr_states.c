@@ -397,7 +397,7 @@ static void sc_window_update(struct tmr_bed *t, struct evlog *l)
         drop(t, &t->a, a);
         return;
     }
-    for (int i = 0; i < 10; i++) { /* two probes, lost */
+    for (int i = 0; i < 10; i++) { /* a zero-window probe (one RTO), lost */
         t->a.slowtmr();
         t->qn = 0;
     }

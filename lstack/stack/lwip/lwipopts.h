@@ -147,10 +147,8 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * (RFC 6298) with Linux's 200 ms floor, and starts at 1 s (RFC 6298 2.1).
  * Cost: tcp_slowtmr runs 20 times a second instead of twice (it visits
  * only the pcbs that can have something due: LSTACK_TCP_TMR_QUIET below).
- * Every other lwIP timeout is in milliseconds and scales with the tick;
- * the zero-window probe backoff (a table in ticks) runs 10x faster:
- * 150 ms up to 6 s between probes (Linux backs off from the RTO, 200 ms,
- * up to 120 s). */
+ * Every other lwIP timeout is in milliseconds and scales with the tick
+ * (the zero-window probes' backoff: LSTACK_TCP_PERSIST_MAX_MS below). */
 #define TCP_TMR_INTERVAL 25
 #define LSTACK_TCP_TICK_MS (2 * TCP_TMR_INTERVAL) /* that tick: lwIP's TCP_SLOW_INTERVAL */
 #define LSTACK_TCP_RTO_MIN_MS 200
@@ -197,6 +195,18 @@ extern uint64_t lstack_reass_timed_out, lstack_reass_evicted;
  * (patch 0012); lwIP's 6 x RTO was 1.5 s with the RTO above, shorter than
  * a peer's backoff after its repair of a hole is lost twice. */
 #define LSTACK_TCP_OOSEQ_TIMEOUT_MS 20000u
+/* Zero-window probes as Linux's (patch 0019): a segment without data at
+ * snd_una - 1, which every receiver answers with its window (lwIP's carried
+ * a byte past the window, which a Linux receiver holding unread data
+ * drops, and moved snd_nxt past it, which made every later ACK
+ * unacceptable to the peer). The first probe one RTO after the window
+ * closed, the wait doubled after each, at most 120 s (Linux's
+ * tcp_probe0_when, TCP_RTO_MAX); given up after 15 probes in a row without
+ * an answer (Linux's tcp_retries2). A pure ACK's sequence number stays
+ * inside the peer's window even when data sent earlier is past it
+ * (patch 0026, Linux's tcp_acceptable_seq). */
+#define LSTACK_TCP_PERSIST_MAX_MS 120000u
+#define LSTACK_TCP_PERSIST_MAX_PROBES 15
 /* tcp_slowtmr passes by the pcbs that have nothing due before a tick it
  * computes (patch 0017): its walk costs one comparison per idle pcb, not
  * lwIP's checks and a tcp_output call, and no timeout moves. */
