@@ -60,11 +60,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
     scen = {}
     for s in scen_list:
         srun = [r for r in runs if r.get("scenario") == s]
-        tests = []
-        for r in srun:
-            for t in r["tests"]:
-                if t not in tests:
-                    tests.append(t)
+        tests = rundir.scenario_tests(srun)
         tstats = {}
         for t in tests:
             ts = {}

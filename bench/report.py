@@ -8,7 +8,7 @@ import re
 
 from charts import write_chart, write_cpu_chart
 from fmt import fmt_ms, fmt_pct, fmt_rps, fmt_us, fmt_x, median, ratio
-from runs import BASE, KINDS, NOISY_FOREIGN_PCT, RTW, RUN_DIR, SCENARIOS, is_noisy, read, run_record, scenario_nreq
+from runs import BASE, KINDS, NOISY_FOREIGN_PCT, RTW, RUN_DIR, SCENARIOS, is_noisy, read, run_record, scenario_nreq, scenario_tests
 
 # Server CPU = (utime + stime) delta of the redis-server process over the
 # client's run, in % of one core; client CPU = user + sys of redis-benchmark
@@ -135,11 +135,7 @@ def aggregate(out, rounds, scen_list, server_cpu, client_cpu):
     scen = {}
     for s in scen_list:
         srun = [r for r in runs if r.get("scenario") == s]
-        tests = []
-        for r in srun:
-            for t in r["tests"]:
-                if t not in tests:
-                    tests.append(t)
+        tests = scenario_tests(srun)
         per_kind = {}
         for k in kinds:
             kr = [r for r in srun if r.get("kind") == k and r["status"] == "ok"]

@@ -131,6 +131,17 @@ def cpu_lines(stat_text):
     return out
 
 
+def scenario_tests(srun):
+    """The tests of one scenario's runs (redis-benchmark -t names), in the
+    order they first appear."""
+    tests = []
+    for r in srun:
+        for t in r["tests"]:
+            if t not in tests:
+                tests.append(t)
+    return tests
+
+
 def scenario_nreq(out, s):
     """The -n of scenario s's client command (commands.txt), or None."""
     for c in (read(os.path.join(out, "commands.txt"), "") or "").splitlines():
